@@ -1,0 +1,98 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import { healthRoutes } from './modules/health/health.routes.js';
+import { createHealthService, type Probe } from './modules/health/health.service.js';
+import { createDatabase, type Database, pingDatabase } from './platform/db/database.js';
+import { pendingMigrations } from './platform/db/migrator.js';
+import { clientErrorHandler, errorHandling, sendError } from './platform/error-handler.js';
+import { httpDocs } from './platform/http-docs.js';
+import { parseJsonBody, serializeJson } from './platform/json.js';
+import { loggerOptions, RequestLogController } from './platform/logger.js';
+import { createMetricsRegistry, httpMetrics } from './platform/metrics.js';
+import { createRedis, pingRedis } from './platform/redis.js';
+import { requestContext, requestIdOf, stampHeaders } from './platform/request-context.js';
+import { createValidatorCompiler } from './platform/validation.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's database; opened by buildApp and closed with the app. */
+    db: Database;
+  }
+}
+
+export interface AppOptions {
+  readonly config: Config;
+  /** Where log lines go (standard output when not given); tests read them from here. */
+  readonly logStream?: NodeJS.WritableStream;
+}
+
+/**
+ * Builds the whole service, ready to listen or to be driven by `app.inject`. It opens the database (and
+ * Redis when configured) and closes them on `app.close()`. It does not migrate: `startServer` and the CLI do.
+ */
+export async function buildApp({ config, logStream }: AppOptions): Promise<FastifyInstance> {
+  const { publicUrl } = config.server;
+  const app = Fastify({
+    logger: loggerOptions(config.logLevel, logStream),
+    genReqId: requestIdOf,
+    requestIdHeader: false,
+    logController: new RequestLogController(),
+    bodyLimit: config.server.bodyLimitBytes,
+    trustProxy: config.server.trustProxy,
+    return503OnClosing: false, // requestContext answers those with an ErrorResponse
+    clientErrorHandler,
+    frameworkErrors: (error, request, reply) => {
+      stampHeaders(reply, request.id);
+      sendError(error, request, reply, publicUrl);
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(createValidatorCompiler());
+  app.setReplySerializer(serializeJson);
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+
+  await app.register(requestContext);
+  await app.register(errorHandling, { publicUrl });
+  const metrics = createMetricsRegistry();
+  await app.register(httpMetrics, { registry: metrics });
+  await app.register(httpDocs);
+
+  const db = createDatabase(config.database);
+  app.decorate('db', db);
+  app.addHook('onClose', async () => db.destroy());
+  const probes: Record<string, Probe> = {
+    database: () => pingDatabase(db),
+    migrations: async () => {
+      const pending = await pendingMigrations(db);
+      if (pending.length > 0) throw new Error(`not applied: ${pending.join(', ')}`);
+    },
+  };
+
+  if (config.redisUrl) {
+    const redis = await connectRedis(app, config.redisUrl);
+    probes.redis = () => pingRedis(redis);
+  }
+
+  await app.register(healthRoutes, { service: createHealthService(probes), metrics });
+  return app;
+}
+
+/** Connects to Redis without making the start wait on it: a missing Redis shows in /ready, not as a crash. */
+async function connectRedis(app: FastifyInstance, url: string): Promise<Redis> {
+  const redis = createRedis(url);
+  redis.on('error', (error) => app.log.warn({ err: error }, 'redis connection error'));
+  app.addHook('onClose', async () => {
+    await redis.quit().catch(() => redis.disconnect());
+  });
+  await redis.connect().catch((error: Error) => app.log.warn({ err: error }, 'redis is not reachable yet'));
+  return redis;
+}

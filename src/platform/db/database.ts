@@ -1,0 +1,43 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { DatabaseConfig } from '../../config.js';
+import type { Tables } from './tables.js';
+
+export type Database = Kysely<Tables>;
+
+/** How long SQLite waits for another connection's write lock before it gives up. */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+const PG_INT8_OID = 20;
+
+/** Opens the configured database. Nothing connects before this is called; `db.destroy()` closes it. */
+export function createDatabase(settings: DatabaseConfig): Database {
+  if (settings.dialect === 'sqlite') {
+    if (settings.path !== ':memory:') mkdirSync(dirname(settings.path), { recursive: true });
+    const connection = new SQLite(settings.path);
+    connection.pragma('journal_mode = WAL');
+    // FULL makes every acknowledged commit survive a power cut, not only a process crash.
+    connection.pragma('synchronous = FULL');
+    connection.pragma('foreign_keys = ON');
+    connection.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    return new Kysely<Tables>({ dialect: new SqliteDialect({ database: connection }) });
+  }
+  const pool = new pg.Pool({
+    connectionString: settings.url,
+    max: settings.poolSize,
+    // BIGINT columns hold epoch milliseconds and counts, all well inside a double's exact range;
+    // 64-bit IDs are TEXT and never pass through here.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === PG_INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  return new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** Throws when the database does not answer a trivial query. */
+export async function pingDatabase(db: Database): Promise<void> {
+  await sql`select 1`.execute(db);
+}

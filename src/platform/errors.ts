@@ -1,0 +1,103 @@
+/**
+ * The one error catalogue. Codes and names are part of the interface: never renumber or rename an entry,
+ * only add. Ranges: 10xxx request, 11xxx authentication, 19xxx server. Later modules add their ranges here.
+ */
+const catalogue = {
+  BAD_REQUEST: { code: 10000, status: 400, reason: 'The request could not be understood.' },
+  MALFORMED_JSON: { code: 10001, status: 400, reason: 'The request body is not valid JSON.' },
+  MISSING_FIELD: { code: 10002, status: 400, reason: 'A required field is missing.' },
+  INVALID_FIELD: { code: 10003, status: 400, reason: 'A field has a value that is not allowed.' },
+  UNKNOWN_FIELD: { code: 10004, status: 400, reason: 'The request has a field this endpoint does not take.' },
+  UNSUPPORTED_MEDIA_TYPE: { code: 10005, status: 415, reason: 'The request body must be application/json.' },
+  BODY_TOO_LARGE: { code: 10006, status: 413, reason: 'The request body is too large.' },
+  ROUTE_NOT_FOUND: { code: 10007, status: 404, reason: 'There is no such endpoint.' },
+  METHOD_NOT_ALLOWED: { code: 10008, status: 405, reason: 'The endpoint does not take this method.' },
+  INTERNAL_ERROR: { code: 19001, status: 500, reason: 'Something went wrong on our side.' },
+  SHUTTING_DOWN: { code: 19002, status: 503, reason: 'The service is restarting; try again shortly.' },
+  DEPENDENCY_UNAVAILABLE: {
+    code: 19003,
+    status: 503,
+    reason: 'A service this one depends on is unavailable.',
+  },
+} as const satisfies Record<string, { code: number; status: number; reason: string }>;
+
+export type ErrorName = keyof typeof catalogue;
+
+export interface ErrorKind {
+  readonly name: ErrorName;
+  readonly code: number;
+  /** The HTTP status this kind of error answers with when it is the only problem. */
+  readonly status: number;
+  /** The default end-user explanation. */
+  readonly reason: string;
+}
+
+export const ErrorKinds = Object.freeze(
+  Object.fromEntries(
+    Object.entries(catalogue).map(([name, entry]) => [name, Object.freeze({ name, ...entry })]),
+  ),
+) as { readonly [N in ErrorName]: ErrorKind & { readonly name: N } };
+
+export const errorCatalogue: readonly ErrorKind[] = Object.values(ErrorKinds);
+
+/** The HTTP statuses' short titles, used as an ErrorResponse's `cause` when no better one is given. */
+const statusTitles: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  409: 'Conflict',
+  413: 'Payload too large',
+  415: 'Unsupported media type',
+  429: 'Too many requests',
+  500: 'Internal server error',
+  502: 'Bad gateway',
+  503: 'Service unavailable',
+  504: 'Gateway timeout',
+};
+
+export interface Problem {
+  readonly kind: ErrorKind;
+  /** Safe to show an end user. */
+  readonly reason: string;
+  /** Tells the developer what to fix. */
+  readonly developerReason: string;
+}
+
+export interface AppErrorOptions {
+  /** The ErrorResponse's `cause`; the status title when not given. */
+  readonly cause?: string;
+  readonly status?: number;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** An error the service means to answer with: everything it says is safe to send to the client. */
+export class AppError extends Error {
+  readonly status: number;
+  readonly summary: string;
+  readonly problems: readonly Problem[];
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(problems: readonly Problem[], options: AppErrorOptions = {}) {
+    const first = problems[0];
+    if (!first) throw new TypeError('An AppError needs at least one problem');
+    const status = options.status ?? first.kind.status;
+    const summary = options.cause ?? statusTitles[status] ?? 'Error';
+    super(`${summary}: ${problems.map((problem) => problem.developerReason).join('; ')}`);
+    this.name = 'AppError';
+    this.status = status;
+    this.summary = summary;
+    this.problems = problems;
+    this.headers = options.headers ?? {};
+  }
+
+  /** One problem of one kind; the reasons default to the catalogue's. */
+  static of(
+    kind: ErrorKind,
+    details: { reason?: string; developerReason?: string } & AppErrorOptions = {},
+  ): AppError {
+    const reason = details.reason ?? kind.reason;
+    return new AppError([{ kind, reason, developerReason: details.developerReason ?? reason }], details);
+  }
+}

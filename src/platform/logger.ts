@@ -1,0 +1,122 @@
+import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
+import type { LogLevel } from '../config.js';
+
+/** Keys whose values never reach a log line, at any depth, whatever their case. */
+const SECRET_KEYS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'token',
+  'access_token',
+  'refresh_token',
+  'interaction_token',
+  'api-key',
+  'api_key',
+  'x-api-key',
+  'password',
+  'secret',
+]);
+
+export const REDACTED = '[redacted]';
+const MAX_DEPTH = 12;
+
+const isSecretKey = (key: string): boolean => SECRET_KEYS.has(key.toLowerCase());
+
+/**
+ * A copy of `value` with every secret-named key's value replaced; the same object when there is none,
+ * so that ordinary log lines cost one walk and no copy.
+ */
+export function redactSecrets<T>(value: T, depth = 0): T {
+  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item, index) => {
+      const redacted = redactSecrets(item, depth + 1);
+      if (redacted !== item) {
+        copy ??= [...value];
+        copy[index] = redacted;
+      }
+    });
+    return (copy ?? value) as T;
+  }
+  const prototype = Object.getPrototypeOf(value);
+  const walkable = prototype === Object.prototype || prototype === null || value instanceof Error;
+  if (!walkable) return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const redacted = isSecretKey(key) ? REDACTED : redactSecrets(inner, depth + 1);
+    if (redacted !== inner) {
+      copy ??= value instanceof Error ? errorFields(value) : { ...(value as Record<string, unknown>) };
+      copy[key] = redacted;
+    }
+  }
+  return (copy ?? value) as T;
+}
+
+/** An Error's own fields plus the ones pino's error serializer reads, which are not enumerable. */
+function errorFields(error: Error): Record<string, unknown> {
+  return { ...error, type: error.name, message: error.message, stack: error.stack };
+}
+
+/** A URL with the values of secret-named query parameters replaced. */
+export function redactUrl(url: string): string {
+  const query = url.indexOf('?');
+  if (query === -1) return url;
+  const params = url
+    .slice(query + 1)
+    .split('&')
+    .map((pair) => {
+      const name = pair.split('=', 1)[0] ?? '';
+      return isSecretKey(safeDecode(name)) ? `${name}=${REDACTED}` : pair;
+    });
+  return `${url.slice(0, query)}?${params.join('&')}`;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Fastify's logger options: JSON lines, ISO times, secrets redacted from every logged object. */
+export function loggerOptions(
+  level: LogLevel,
+  stream?: NodeJS.WritableStream,
+): FastifyServerOptions['logger'] {
+  return {
+    level,
+    ...(stream ? { stream } : {}),
+    timestamp: () => `,"time":"${new Date().toISOString()}"`,
+    formatters: {
+      level: (label) => ({ level: label }),
+      log: (object) => redactSecrets(object),
+    },
+    serializers: {
+      req: (request) => ({ method: request.method, url: redactUrl(request.url), id: request.id }),
+    },
+  };
+}
+
+/** Fastify's per-request logging, as one line per request (not two), with the route pattern and status. */
+export class RequestLogController extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    const line = {
+      method: request.method,
+      route: request.routeOptions.url ?? null,
+      url: redactUrl(request.url),
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+    };
+    if (error) request.log.error({ ...line, err: error }, 'request errored');
+    else request.log.info(line, 'request completed');
+  }
+}

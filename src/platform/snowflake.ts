@@ -1,0 +1,68 @@
+import type { Ajv, SchemaValidateFunction } from 'ajv';
+import { type TUnsafe, Type } from 'typebox';
+
+/** Discord snowflakes are unsigned 64-bit integers. */
+export const MAX_SNOWFLAKE = 2n ** 64n - 1n;
+const DIGITS = /^[0-9]{1,20}$/;
+
+export const SNOWFLAKE_KEYWORD = 'x-snowflake';
+
+/** A snowflake from a JSON integer, a decimal string or a bigint; undefined when it is not one. */
+export function parseSnowflake(value: unknown): bigint | undefined {
+  let id: bigint;
+  if (typeof value === 'bigint') id = value;
+  else if (typeof value === 'number' && Number.isSafeInteger(value)) id = BigInt(value);
+  else if (typeof value === 'string' && DIGITS.test(value)) id = BigInt(value);
+  else return undefined;
+  return id >= 0n && id <= MAX_SNOWFLAKE ? id : undefined;
+}
+
+/**
+ * A 64-bit ID in a request. Clients may send it as a JSON integer (any size: the body parser keeps the
+ * digits) or as a decimal string; the handler always receives an exact `bigint`.
+ */
+export function Snowflake(options: { description?: string } = {}): TUnsafe<bigint> {
+  return Type.Unsafe<bigint>({
+    [SNOWFLAKE_KEYWORD]: true,
+    anyOf: [
+      { type: 'string', pattern: DIGITS.source },
+      { type: 'integer', minimum: 0 },
+    ],
+    'x-reason': `must be an integer from 0 to ${MAX_SNOWFLAKE}, as a JSON number or a decimal string`,
+    description: options.description ?? 'A 64-bit Discord ID (snowflake), as an integer or a decimal string.',
+  });
+}
+
+/** A 64-bit ID in a response: written as JSON integer digits, exact (the serializer writes bigints as is). */
+export function SnowflakeOut(options: { description?: string } = {}): TUnsafe<bigint> {
+  return Type.Unsafe<bigint>({
+    type: 'integer',
+    format: 'int64',
+    minimum: 0,
+    description: options.description ?? 'A 64-bit Discord ID (snowflake), exact.',
+  });
+}
+
+/** Teaches an Ajv instance the snowflake keyword: it checks the range and replaces the value by a bigint. */
+export function addSnowflakeKeyword(ajv: Ajv): void {
+  const validate: SchemaValidateFunction = (_enabled, data, _schema, context) => {
+    const id = parseSnowflake(data);
+    if (id === undefined) {
+      validate.errors = [
+        { keyword: SNOWFLAKE_KEYWORD, message: `must be at most ${MAX_SNOWFLAKE}`, params: {} },
+      ];
+      return false;
+    }
+    if (context?.parentData !== undefined) {
+      (context.parentData as Record<string | number, unknown>)[context.parentDataProperty] = id;
+    }
+    return true;
+  };
+  ajv.addKeyword({
+    keyword: SNOWFLAKE_KEYWORD,
+    modifying: true,
+    errors: true,
+    schemaType: 'boolean',
+    validate,
+  });
+}

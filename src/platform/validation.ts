@@ -1,0 +1,117 @@
+import { Ajv, type AnySchema, type ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import { AppError, ErrorKinds, type Problem } from './errors.js';
+import { addSnowflakeKeyword } from './snowflake.js';
+
+/** Annotations our schemas carry for documentation and error messages; Ajv must know them in strict mode. */
+const ANNOTATIONS = ['x-reason', 'example'];
+
+function createAjv(coerceTypes: false | 'array'): Ajv {
+  const ajv = new Ajv({
+    allErrors: true, // one ErrorResponse lists every problem of the request
+    verbose: true, // errors carry their schema, for `x-reason`
+    useDefaults: true,
+    coerceTypes,
+    removeAdditional: false,
+    strict: true,
+  });
+  addFormats.default(ajv);
+  ajv.addVocabulary(ANNOTATIONS);
+  addSnowflakeKeyword(ajv);
+  return ajv;
+}
+
+/**
+ * The validator compiler: JSON bodies are validated as they are typed (no coercion: `"5"` is not 5),
+ * while params and query strings, which are text by nature, are coerced. Routes inline their schemas;
+ * a schema shared through `app.addSchema` serves responses and the OpenAPI document only.
+ */
+export function createValidatorCompiler(): FastifySchemaCompiler<AnySchema> {
+  const forBody = createAjv(false);
+  const forText = createAjv('array');
+  return ({ schema, httpPart }) => (httpPart === 'body' ? forBody : forText).compile(schema);
+}
+
+const PART_NAMES: Record<string, { cause: string; prefix: string }> = {
+  body: { cause: 'Invalid request body', prefix: 'body' },
+  params: { cause: 'Invalid path parameter', prefix: 'params' },
+  querystring: { cause: 'Invalid query string', prefix: 'query' },
+  headers: { cause: 'Invalid request header', prefix: 'headers' },
+};
+
+/** Turns Ajv's errors into one problem per faulty field, each naming the field's path. */
+export function validationError(errors: readonly ErrorObject[], part: string): AppError {
+  const { cause, prefix } = PART_NAMES[part] ?? { cause: 'Invalid request', prefix: part };
+  const problems = new Map<string, Problem>();
+  // Ajv reports a failed anyOf once for the union and once per branch; the union's error speaks for it.
+  const unions = errors.filter((error) => error.keyword === 'anyOf').map((error) => error.schemaPath);
+  for (const error of errors) {
+    if (unions.some((union) => error.schemaPath.startsWith(`${union}/`))) continue;
+    const pointer = pointerOf(error);
+    if (problems.has(pointer)) continue;
+    problems.set(pointer, problemOf(error, pointer, prefix, part));
+  }
+  return new AppError([...problems.values()], { cause });
+}
+
+function pointerOf(error: ErrorObject): string {
+  if (error.keyword === 'required')
+    return `${error.instancePath}/${escapePointer(error.params.missingProperty)}`;
+  if (error.keyword === 'additionalProperties') {
+    return `${error.instancePath}/${escapePointer(error.params.additionalProperty)}`;
+  }
+  return error.instancePath;
+}
+
+function problemOf(error: ErrorObject, pointer: string, prefix: string, part: string): Problem {
+  const field = fieldName(pointer, part);
+  const schemaReason = (error.parentSchema as Record<string, unknown> | undefined)?.['x-reason'];
+  if (error.keyword === 'required') {
+    return {
+      kind: ErrorKinds.MISSING_FIELD,
+      reason: `${field} is required`,
+      developerReason: `${prefix}${pointer} is required`,
+    };
+  }
+  if (error.keyword === 'additionalProperties') {
+    return {
+      kind: ErrorKinds.UNKNOWN_FIELD,
+      reason: `${field} is not a field of this request`,
+      developerReason: `${prefix}${pointer} is not allowed here; remove it`,
+    };
+  }
+  if (pointer === '' && error.data == null && part === 'body') {
+    return {
+      kind: ErrorKinds.MISSING_FIELD,
+      reason: 'a request body is required',
+      developerReason: 'body is required: send a JSON object',
+    };
+  }
+  const text = typeof schemaReason === 'string' ? schemaReason : messageOf(error);
+  return {
+    kind: ErrorKinds.INVALID_FIELD,
+    reason: `${field} ${text}`,
+    developerReason: `${prefix}${pointer} ${text}`,
+  };
+}
+
+function messageOf(error: ErrorObject): string {
+  if (error.keyword === 'enum')
+    return `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
+  if (error.keyword === 'const') return `must be ${JSON.stringify(error.params.allowedValue)}`;
+  return error.message ?? 'is invalid';
+}
+
+/** `/grants/1` -> `grants[1]`, `/interaction/user_id` -> `interaction.user_id`; the part's name at the top. */
+function fieldName(pointer: string, part: string): string {
+  if (pointer === '') return part === 'body' ? 'the request body' : part;
+  let name = '';
+  for (const segment of pointer.slice(1).split('/').map(unescapePointer)) {
+    name += /^[0-9]+$/.test(segment) ? `[${segment}]` : name === '' ? segment : `.${segment}`;
+  }
+  return name;
+}
+
+const escapePointer = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
+const unescapePointer = (segment: string): string => segment.replaceAll('~1', '/').replaceAll('~0', '~');

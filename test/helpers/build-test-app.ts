@@ -1,0 +1,58 @@
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import { migrateToLatest } from '../../src/platform/db/migrator.js';
+import { type Dialect, testRedisUrl } from './environment.js';
+import { createTestDatabase } from './test-database.js';
+
+/** The JSON log lines an app wrote, parsed. */
+export class LogCapture extends Writable {
+  readonly lines: Record<string, unknown>[] = [];
+  readonly raw: string[] = [];
+
+  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
+    for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
+      this.raw.push(line);
+      this.lines.push(JSON.parse(line));
+    }
+    done();
+  }
+}
+
+export interface TestAppOptions {
+  readonly dialect?: Dialect;
+  /** Connect to the test Redis (TEST_REDIS_URL). */
+  readonly redis?: boolean;
+  /** More environment variables, as the service would read them. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Skip migrations, to see the service on an empty database. */
+  readonly migrate?: boolean;
+}
+
+export interface TestApp {
+  readonly app: FastifyInstance;
+  readonly config: Config;
+  readonly logs: LogCapture;
+}
+
+/**
+ * The whole service on a fresh database of the given dialect (migrated), logging at info level into
+ * `logs`. Closing the app drops the database.
+ */
+export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const database = await createTestDatabase(options.dialect ?? 'sqlite');
+  if (options.redis && !testRedisUrl) throw new Error('TEST_REDIS_URL is not set');
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: database.url,
+    ...(options.redis && testRedisUrl ? { REDIS_URL: testRedisUrl } : {}),
+    ...options.env,
+  });
+  const logs = new LogCapture();
+  const app = await buildApp({ config, logStream: logs });
+  app.addHook('onClose', () => database.drop());
+  if (options.migrate !== false) await migrateToLatest(app.db);
+  return { app, config, logs };
+}

@@ -1,0 +1,232 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { errorCatalogue } from '../../src/platform/errors.js';
+import { buildTestApp } from '../helpers/build-test-app.js';
+
+/** Checks a reply is an ErrorResponse of the given status whose problems have the given names. */
+function assertErrorResponse(
+  reply: { statusCode: number; headers: Record<string, unknown>; body: string },
+  status: number,
+  names: string[],
+) {
+  assert.equal(reply.statusCode, status, reply.body);
+  assert.match(String(reply.headers['content-type']), /^application\/json/);
+  assert.equal(reply.headers['api-version'], '4.0');
+  assert.ok(reply.headers['x-request-id']);
+  const body = JSON.parse(reply.body);
+  assert.deepEqual(Object.keys(body).sort(), [
+    'cause',
+    'code',
+    'documentation',
+    'extra',
+    'msTime',
+    'success',
+  ]);
+  assert.equal(body.success, false);
+  assert.equal(body.code, status);
+  assert.equal(typeof body.cause, 'string');
+  assert.ok(Number.isInteger(body.msTime) && Math.abs(body.msTime - Date.now()) < 60_000);
+  assert.match(body.documentation, /\/docs#error-[A-Z_]+$/);
+  assert.deepEqual(
+    body.extra.map((problem: { name: string }) => problem.name),
+    names,
+  );
+  for (const problem of body.extra) {
+    assert.deepEqual(Object.keys(problem).sort(), ['code', 'developer_reason', 'name', 'reason']);
+    assert.equal(errorCatalogue.find((kind) => kind.name === problem.name)?.code, problem.code);
+  }
+  assert.doesNotMatch(reply.body, /statusCode|"error":|at .*\.ts:\d+|FST_/);
+  return body;
+}
+
+describe('error model', () => {
+  let app: FastifyInstance;
+  before(async () => {
+    ({ app } = await buildTestApp());
+    app.post(
+      '/test/echo',
+      {
+        schema: {
+          body: Type.Object(
+            {
+              name: Type.String({ minLength: 1, maxLength: 8 }),
+              grants: Type.Array(Type.Enum(['player:read', 'ping:read']), { minItems: 1 }),
+              nested: Type.Optional(Type.Object({ count: Type.Integer({ minimum: 0 }) })),
+            },
+            { additionalProperties: false },
+          ),
+        },
+      },
+      async (request) => request.body,
+    );
+    app.get('/test/crash', async () => {
+      throw new Error('secret internal detail at /srv/app/db.ts:42');
+    });
+    app.get(
+      '/test/params/:id',
+      { schema: { params: Type.Object({ id: Type.Integer({ minimum: 1 }) }) } },
+      async (request) => request.params,
+    );
+  });
+  after(() => app.close());
+
+  it('answers an unknown route with 404 ROUTE_NOT_FOUND', async () => {
+    assertErrorResponse(await app.inject({ method: 'GET', url: '/nowhere' }), 404, ['ROUTE_NOT_FOUND']);
+  });
+
+  it('answers a wrong method with 405 METHOD_NOT_ALLOWED and an Allow header', async () => {
+    const reply = await app.inject({ method: 'DELETE', url: '/health' });
+    assertErrorResponse(reply, 405, ['METHOD_NOT_ALLOWED']);
+    assert.equal(reply.headers.allow, 'GET, HEAD');
+  });
+
+  it('answers malformed JSON with 400 MALFORMED_JSON', async () => {
+    const reply = await app.inject({
+      method: 'POST',
+      url: '/test/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name": "a",',
+    });
+    const body = assertErrorResponse(reply, 400, ['MALFORMED_JSON']);
+    assert.match(body.extra[0].developer_reason, /not valid JSON/);
+  });
+
+  it('refuses duplicate keys and __proto__ keys as malformed', async () => {
+    for (const payload of [
+      '{"name":"a","name":"b","grants":["ping:read"]}',
+      '{"name":"a","grants":["ping:read"],"__proto__":{"x":1}}',
+    ]) {
+      const reply = await app.inject({
+        method: 'POST',
+        url: '/test/echo',
+        headers: { 'content-type': 'application/json' },
+        payload,
+      });
+      assertErrorResponse(reply, 400, ['MALFORMED_JSON']);
+    }
+  });
+
+  it('answers another content type with 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    const reply = await app.inject({
+      method: 'POST',
+      url: '/test/echo',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'hi',
+    });
+    assertErrorResponse(reply, 415, ['UNSUPPORTED_MEDIA_TYPE']);
+  });
+
+  it('answers a body over the limit with 413 BODY_TOO_LARGE', async () => {
+    const payload = JSON.stringify({ name: 'x'.repeat(70 * 1024), grants: ['ping:read'] });
+    const reply = await app.inject({
+      method: 'POST',
+      url: '/test/echo',
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
+    assertErrorResponse(reply, 413, ['BODY_TOO_LARGE']);
+  });
+
+  it('lists one problem per invalid field, each with its path', async () => {
+    const reply = await app.inject({
+      method: 'POST',
+      url: '/test/echo',
+      payload: {
+        name: 'far too long a name',
+        grants: ['player:read', 'admin'],
+        nested: { count: -1 },
+        surprise: true,
+      },
+    });
+    const body = assertErrorResponse(reply, 400, [
+      'UNKNOWN_FIELD',
+      'INVALID_FIELD',
+      'INVALID_FIELD',
+      'INVALID_FIELD',
+    ]);
+    assert.equal(body.cause, 'Invalid request body');
+    const reasons = body.extra.map((problem: { reason: string; developer_reason: string }) => [
+      problem.reason,
+      problem.developer_reason,
+    ]);
+    assert.deepEqual(reasons, [
+      ['surprise is not a field of this request', 'body/surprise is not allowed here; remove it'],
+      ['name must NOT have more than 8 characters', 'body/name must NOT have more than 8 characters'],
+      [
+        'grants[1] must be one of player:read, ping:read',
+        'body/grants/1 must be one of player:read, ping:read',
+      ],
+      ['nested.count must be >= 0', 'body/nested/count must be >= 0'],
+    ]);
+  });
+
+  it('names missing fields and a missing body', async () => {
+    const missingField = await app.inject({ method: 'POST', url: '/test/echo', payload: { name: 'a' } });
+    const body = assertErrorResponse(missingField, 400, ['MISSING_FIELD']);
+    assert.equal(body.extra[0].reason, 'grants is required');
+    const noBody = await app.inject({
+      method: 'POST',
+      url: '/test/echo',
+      headers: { 'content-type': 'application/json' },
+    });
+    assertErrorResponse(noBody, 400, ['MISSING_FIELD']);
+  });
+
+  it('does not coerce body types: "5" is not an integer', async () => {
+    const reply = await app.inject({
+      method: 'POST',
+      url: '/test/echo',
+      payload: { name: 'a', grants: ['ping:read'], nested: { count: '5' } },
+    });
+    assertErrorResponse(reply, 400, ['INVALID_FIELD']);
+  });
+
+  it('validates path parameters (coerced from text) with the same model', async () => {
+    assert.equal((await app.inject({ method: 'GET', url: '/test/params/7' })).statusCode, 200);
+    const body = assertErrorResponse(await app.inject({ method: 'GET', url: '/test/params/zero' }), 400, [
+      'INVALID_FIELD',
+    ]);
+    assert.equal(body.cause, 'Invalid path parameter');
+  });
+
+  it('answers an unexpected exception with 500 INTERNAL_ERROR and no internals', async () => {
+    const reply = await app.inject({ method: 'GET', url: '/test/crash' });
+    assertErrorResponse(reply, 500, ['INTERNAL_ERROR']);
+    assert.doesNotMatch(reply.body, /secret internal detail|db\.ts|Error:/);
+  });
+
+  it('answers a malformed URL with 400 and the usual headers', async () => {
+    assertErrorResponse(await app.inject({ method: 'GET', url: '/health/%E0%A4%A' }), 400, ['BAD_REQUEST']);
+  });
+
+  it('keeps a sane client X-Request-Id and replaces an unsafe one', async () => {
+    const kept = await app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'abc-123' } });
+    assert.equal(kept.headers['x-request-id'], 'abc-123');
+    const replaced = await app.inject({
+      method: 'GET',
+      url: '/health',
+      headers: { 'x-request-id': 'evil\nline' },
+    });
+    assert.notEqual(replaced.headers['x-request-id'], 'evil\nline');
+    assert.match(String(replaced.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  });
+
+  it('serves a GET that carries Content-Type: application/json with {} or nothing', async () => {
+    for (const payload of ['{}', '']) {
+      const reply = await app.inject({
+        method: 'GET',
+        url: '/health',
+        headers: { 'content-type': 'application/json' },
+        payload,
+      });
+      assert.equal(reply.statusCode, 200);
+    }
+  });
+
+  it('gives every catalogue entry a distinct code and name', () => {
+    assert.equal(new Set(errorCatalogue.map((kind) => kind.code)).size, errorCatalogue.length);
+    for (const kind of errorCatalogue) assert.match(kind.name, /^[A-Z][A-Z0-9_]+$/);
+  });
+});

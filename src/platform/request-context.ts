@@ -24,8 +24,8 @@ export function stampHeaders(
 }
 
 /**
- * Per request: the version and request-id headers, and a 503 for requests that arrive on a kept-alive
- * connection while the service shuts down.
+ * Per request: the version and request-id headers; while the service shuts down, `Connection: close` on
+ * every response and a 503 for new requests that arrive on a kept-alive connection.
  */
 export const requestContext = fp(async (app: FastifyInstance) => {
   let closing = false;
@@ -41,5 +41,11 @@ export const requestContext = fp(async (app: FastifyInstance) => {
         headers: { connection: 'close', 'retry-after': '1' },
       });
     }
+  });
+
+  // A response finished while closing ends its connection, so that kept-alive clients do not hold the
+  // server open until they time out.
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
   });
 });

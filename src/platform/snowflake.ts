@@ -6,6 +6,7 @@ export const MAX_SNOWFLAKE = 2n ** 64n - 1n;
 const DIGITS = /^[0-9]{1,20}$/;
 
 export const SNOWFLAKE_KEYWORD = 'x-snowflake';
+const SNOWFLAKE_REASON = `must be an integer from 0 to ${MAX_SNOWFLAKE}, as a JSON number or a decimal string`;
 
 /** A snowflake from a JSON integer, a decimal string or a bigint; undefined when it is not one. */
 export function parseSnowflake(value: unknown): bigint | undefined {
@@ -28,7 +29,7 @@ export function Snowflake(options: { description?: string } = {}): TUnsafe<bigin
       { type: 'string', pattern: DIGITS.source },
       { type: 'integer', minimum: 0 },
     ],
-    'x-reason': `must be an integer from 0 to ${MAX_SNOWFLAKE}, as a JSON number or a decimal string`,
+    'x-reason': SNOWFLAKE_REASON,
     description: options.description ?? 'A 64-bit Discord ID (snowflake), as an integer or a decimal string.',
   });
 }
@@ -48,9 +49,7 @@ export function addSnowflakeKeyword(ajv: Ajv): void {
   const validate: SchemaValidateFunction = (_enabled, data, _schema, context) => {
     const id = parseSnowflake(data);
     if (id === undefined) {
-      validate.errors = [
-        { keyword: SNOWFLAKE_KEYWORD, message: `must be at most ${MAX_SNOWFLAKE}`, params: {} },
-      ];
+      validate.errors = [{ keyword: SNOWFLAKE_KEYWORD, message: SNOWFLAKE_REASON, params: {} }];
       return false;
     }
     if (context?.parentData !== undefined) {

@@ -1,28 +1,44 @@
-import { type Migration, type MigrationResult, Migrator } from 'kysely';
+import { type Migration, type MigrationResult, Migrator, SqliteAdapter, sql } from 'kysely';
 import type { Database } from './database.js';
 import { migrations as allMigrations } from './migrations/index.js';
 
-function migratorFor(db: Database, migrations: Readonly<Record<string, Migration>>): Migrator {
+type Migrations = Readonly<Record<string, Migration>>;
+
+function migratorFor(db: Database, migrations: Migrations): Migrator {
   return new Migrator({ db, provider: { getMigrations: async () => ({ ...migrations }) } });
 }
 
 /**
- * Brings the schema up to date. Safe when several instances start at once: on PostgreSQL Kysely holds a
- * session advisory lock while it migrates, so the others wait and then find nothing left to do.
+ * Brings the schema up to date, safely when several instances start at once. On PostgreSQL, Kysely holds
+ * a session advisory lock while it migrates (in a transaction), so the others wait and then find nothing
+ * left to do. On SQLite Kysely does neither, so the whole run is one IMMEDIATE transaction: other
+ * processes wait for its write lock, and a migration that fails leaves nothing half-applied.
  */
 export async function migrateToLatest(
   db: Database,
-  migrations: Readonly<Record<string, Migration>> = allMigrations,
+  migrations: Migrations = allMigrations,
 ): Promise<MigrationResult[]> {
-  const { error, results } = await migratorFor(db, migrations).migrateToLatest();
-  if (error) throw error;
-  return results ?? [];
+  const migrate = async () => {
+    const { error, results } = await migratorFor(db, migrations).migrateToLatest();
+    if (error) throw error;
+    return results ?? [];
+  };
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return migrate();
+  await sql`begin immediate`.execute(db);
+  try {
+    const results = await migrate();
+    await sql`commit`.execute(db);
+    return results;
+  } catch (error) {
+    await sql`rollback`.execute(db);
+    throw error;
+  }
 }
 
 /** Names of the migrations the code knows that the database has not applied. */
 export async function pendingMigrations(
   db: Database,
-  migrations: Readonly<Record<string, Migration>> = allMigrations,
+  migrations: Migrations = allMigrations,
 ): Promise<string[]> {
   const known = await migratorFor(db, migrations).getMigrations();
   return known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);

@@ -1,0 +1,102 @@
+// Runs every scenario (or those whose name contains BENCH_ONLY) against the service and the baseline,
+// one after the other in this one run, and prints throughput and latency with their ratios.
+//   npm run bench            BENCH_DURATION_SECONDS (default 10), BENCH_CONNECTIONS (default 50)
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { type Scenario, scenarios } from './scenarios.js';
+
+const duration = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const only = process.env.BENCH_ONLY;
+
+interface Started {
+  readonly child: ChildProcess;
+  readonly url: string;
+}
+
+function start(script: string, env: Record<string, string>): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout?.setEncoding('utf8').once('data', (line: string) => {
+      resolve({ child, url: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}` });
+    });
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+async function stop({ child }: Started): Promise<void> {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+interface Measured {
+  readonly requestsPerSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly failures: number;
+}
+
+async function load(url: string): Promise<Measured> {
+  // A short warm-up lets the JIT and the connection pool settle before the measured run.
+  await autocannon({ url, connections, duration: Math.min(3, duration) });
+  const result = await autocannon({ url, connections, duration });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    failures: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+async function runScenario(scenario: Scenario) {
+  const service = await start('bench/servers/service.ts', { ...scenario.env });
+  let serviceResult: Measured;
+  let baselineResult: Measured;
+  try {
+    const sample = await fetch(`${service.url}${scenario.path}`);
+    const headers: Record<string, string> = {};
+    for (const name of ['content-type', 'api-version', 'x-request-id', 'x-cache', 'cache-control', 'age']) {
+      const value = sample.headers.get(name);
+      if (value !== null) headers[name] = value;
+    }
+    const body = Buffer.from(await sample.arrayBuffer()).toString('base64');
+    const file = join(mkdtempSync(join(tmpdir(), 'pds-bench-')), 'response.json');
+    writeFileSync(file, JSON.stringify({ headers, body }));
+    serviceResult = await load(`${service.url}${scenario.path}`);
+    await stop(service);
+    const baseline = await start('bench/servers/baseline.ts', { BASELINE_RESPONSE: file });
+    try {
+      baselineResult = await load(`${baseline.url}${scenario.path}`);
+    } finally {
+      await stop(baseline);
+    }
+  } catch (error) {
+    await stop(service).catch(() => undefined);
+    throw error;
+  }
+  return { scenario: scenario.name, service: serviceResult, baseline: baselineResult };
+}
+
+const fixed = (value: number, digits = 2) => value.toFixed(digits);
+console.log(`connections=${connections} duration=${duration}s node=${process.version}`);
+for (const scenario of scenarios.filter((candidate) => !only || candidate.name.includes(only))) {
+  const { service, baseline } = await runScenario(scenario);
+  console.log(`\n${scenario.name}`);
+  console.log(
+    `  service : ${fixed(service.requestsPerSecond, 0)} req/s  p50 ${service.p50Ms} ms  p99 ${service.p99Ms} ms  failures ${service.failures}`,
+  );
+  console.log(
+    `  baseline: ${fixed(baseline.requestsPerSecond, 0)} req/s  p50 ${baseline.p50Ms} ms  p99 ${baseline.p99Ms} ms  failures ${baseline.failures}`,
+  );
+  console.log(
+    `  ratio   : throughput ${fixed(service.requestsPerSecond / baseline.requestsPerSecond)} of baseline, ` +
+      `p99 ${fixed(service.p99Ms / Math.max(baseline.p99Ms, 1))}x baseline`,
+  );
+}

@@ -1,0 +1,24 @@
+// The service under load: the real app (SQLite in a temp dir, logging at info to /dev/null as a
+// production instance would log to a collector), on a random port it prints on stdout.
+import { createWriteStream, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { migrateToLatest } from '../../src/platform/db/migrator.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'pds-bench-'));
+const config = loadConfig({
+  ...process.env,
+  DATABASE_URL: `sqlite:${join(dir, 'bench.sqlite')}`,
+  PORT: '0',
+  LOG_LEVEL: 'info',
+});
+const app = await buildApp({ config, logStream: createWriteStream('/dev/null') });
+await migrateToLatest(app.db);
+await app.listen({ host: '127.0.0.1', port: 0 });
+const address = app.server.address();
+process.stdout.write(
+  `${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0 })}\n`,
+);
+process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));

@@ -1,0 +1,14 @@
+// The real service process (startServer, as main.ts runs it) plus one deliberately slow route, for the
+// graceful-shutdown test.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '../../src/config.js';
+import { startServer } from '../../src/server.js';
+
+await startServer(loadConfig(process.env), {
+  configure: (app) => {
+    app.get('/test/slow', async () => {
+      await sleep(Number(process.env.SLOW_MS ?? 1000));
+      return { finished: true };
+    });
+  },
+});

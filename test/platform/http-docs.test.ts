@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import type { FastifyInstance } from 'fastify';
+import { errorCatalogue } from '../../src/platform/errors.js';
+import { buildTestApp } from '../helpers/build-test-app.js';
+
+describe('OpenAPI and docs', () => {
+  let app: FastifyInstance;
+  before(async () => {
+    ({ app } = await buildTestApp());
+  });
+  after(() => app.close());
+
+  it('serves a valid OpenAPI 3 document of version 4.0.0', async () => {
+    const reply = await app.inject({ method: 'GET', url: '/openapi.json' });
+    assert.equal(reply.statusCode, 200);
+    const document = JSON.parse(reply.body);
+    assert.equal(document.info.version, '4.0.0');
+    assert.match(document.openapi, /^3\./);
+    await SwaggerParser.validate(structuredClone(document));
+    assert.ok(document.paths['/health'].get);
+    assert.ok(document.components.schemas.ErrorResponse);
+    for (const kind of errorCatalogue) assert.ok(document.info.description.includes(kind.name));
+  });
+
+  it('serves a docs page listing the endpoints and every error with its anchor', async () => {
+    const reply = await app.inject({ method: 'GET', url: '/docs' });
+    assert.equal(reply.statusCode, 200);
+    assert.match(String(reply.headers['content-type']), /^text\/html/);
+    assert.match(reply.body, /id="errors"/);
+    assert.match(reply.body, /<code>\/ready<\/code>/);
+    for (const kind of errorCatalogue)
+      assert.match(reply.body, new RegExp(`id="error-${kind.name}".*${kind.code}`));
+  });
+
+  it('serves the interactive explorer from the package, offline', async () => {
+    const page = await app.inject({ method: 'GET', url: '/docs/ui/' });
+    assert.equal(page.statusCode, 200);
+    const script = await app.inject({ method: 'GET', url: '/docs/ui/static/swagger-ui-bundle.js' });
+    assert.equal(script.statusCode, 200);
+    assert.ok(script.body.length > 100_000);
+  });
+});

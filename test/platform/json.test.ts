@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { parseJsonBody } from '../../src/platform/json.js';
+import { MAX_SNOWFLAKE, Snowflake, SnowflakeOut } from '../../src/platform/snowflake.js';
+import { buildTestApp } from '../helpers/build-test-app.js';
+
+describe('exact JSON', () => {
+  describe('parseJsonBody', () => {
+    it('keeps integers beyond 2^53 as their exact digits', () => {
+      assert.deepEqual(parseJsonBody('{"id": 18446744073709551615, "n": 12, "f": 1.5}'), {
+        id: '18446744073709551615',
+        n: 12,
+        f: 1.5,
+      });
+    });
+
+    it('treats an empty body as no body', () => {
+      assert.equal(parseJsonBody(''), undefined);
+      assert.equal(parseJsonBody('  \n'), undefined);
+    });
+
+    it('refuses duplicate keys and __proto__ at any depth', () => {
+      assert.throws(() => parseJsonBody('{"a":1,"a":2}'), /Malformed JSON/);
+      assert.throws(() => parseJsonBody('{"a":[{"b":{"__proto__":{"polluted":true}}}]}'), /__proto__/);
+      assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    });
+  });
+
+  describe('64-bit IDs through a route', () => {
+    let app: FastifyInstance;
+    const seen: unknown[] = [];
+    before(async () => {
+      ({ app } = await buildTestApp());
+      app.post(
+        '/test/ids',
+        {
+          schema: {
+            body: Type.Object({ owner: Snowflake(), users: Type.Array(Snowflake()) }),
+            response: { 200: Type.Object({ owner: SnowflakeOut(), users: Type.Array(SnowflakeOut()) }) },
+          },
+        },
+        async (request) => {
+          seen.push(request.body);
+          return request.body;
+        },
+      );
+    });
+    after(() => app.close());
+
+    const post = (payload: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/test/ids',
+        headers: { 'content-type': 'application/json' },
+        payload,
+      });
+
+    it('gives the handler the exact value of a JSON integer near 2^64, and writes it back as the same digits', async () => {
+      seen.length = 0;
+      const reply = await post(
+        '{"owner": 18446744073709551615, "users": [1234567890123456789, 9007199254740993, 7]}',
+      );
+      assert.equal(reply.statusCode, 200, reply.body);
+      assert.deepEqual(seen[0], {
+        owner: MAX_SNOWFLAKE,
+        users: [1234567890123456789n, 9007199254740993n, 7n],
+      });
+      assert.equal(
+        reply.body,
+        '{"owner":18446744073709551615,"users":[1234567890123456789,9007199254740993,7]}',
+      );
+    });
+
+    it('accepts the same IDs as decimal strings', async () => {
+      seen.length = 0;
+      const reply = await post('{"owner": "1234567890123456789", "users": ["9007199254740993"]}');
+      assert.equal(reply.statusCode, 200, reply.body);
+      assert.deepEqual(seen[0], { owner: 1234567890123456789n, users: [9007199254740993n] });
+      assert.equal(reply.body, '{"owner":1234567890123456789,"users":[9007199254740993]}');
+    });
+
+    it('refuses IDs beyond 2^64-1, negative, fractional or not numeric, one problem each', async () => {
+      const reply = await post('{"owner": 18446744073709551616, "users": [-1, 1.5, "12a", true]}');
+      assert.equal(reply.statusCode, 400);
+      const body = JSON.parse(reply.body);
+      assert.deepEqual(
+        body.extra.map((problem: { developer_reason: string }) => problem.developer_reason.split(' ')[0]),
+        ['body/owner', 'body/users/0', 'body/users/1', 'body/users/2', 'body/users/3'],
+      );
+      assert.match(body.extra[0].reason, /^owner must be an integer from 0 to 18446744073709551615/);
+    });
+  });
+});

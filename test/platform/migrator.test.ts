@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { sql } from 'kysely';
+import { loadConfig } from '../../src/config.js';
+import { createDatabase } from '../../src/platform/db/database.js';
+import { migrateToLatest, pendingMigrations } from '../../src/platform/db/migrator.js';
+import { dialects } from '../helpers/environment.js';
+import { sampleMigrations } from '../helpers/sample-migrations.js';
+import { createTestDatabase } from '../helpers/test-database.js';
+
+const run = promisify(execFile);
+
+for (const dialect of dialects) {
+  describe(`migrations on ${dialect}`, () => {
+    it('apply in order once, and report nothing pending afterwards', async (t) => {
+      const database = await createTestDatabase(dialect);
+      const db = createDatabase(loadConfig({ DATABASE_URL: database.url }).database);
+      t.after(async () => {
+        await db.destroy();
+        await database.drop();
+      });
+      const runs: string[] = [];
+      const migrations = sampleMigrations(runs);
+      assert.deepEqual(await pendingMigrations(db, migrations), ['0001-widgets', '0002-widget-names']);
+      const applied = await migrateToLatest(db, migrations);
+      assert.deepEqual(
+        applied.map((result) => [result.migrationName, result.status]),
+        [
+          ['0001-widgets', 'Success'],
+          ['0002-widget-names', 'Success'],
+        ],
+      );
+      assert.deepEqual(await migrateToLatest(db, migrations), []);
+      assert.deepEqual(await pendingMigrations(db, migrations), []);
+      assert.deepEqual(runs, ['0001', '0002']);
+      await sql`insert into widgets (id, name) values (1, 'a')`.execute(db);
+    });
+
+    it('run once when two instances start against one database at the same moment', async (t) => {
+      const database = await createTestDatabase(dialect);
+      t.after(() => database.drop());
+      const instance = () =>
+        run(process.execPath, ['--import', 'tsx', 'test/helpers/migrate-sample.ts'], {
+          env: { ...process.env, DATABASE_URL: database.url },
+        });
+      const outputs = await Promise.all([instance(), instance()]);
+      const runs = outputs.flatMap(({ stdout }) => (JSON.parse(stdout) as { runs: string[] }).runs);
+      assert.deepEqual(runs.sort(), ['0001', '0002']);
+      const db = createDatabase(loadConfig({ DATABASE_URL: database.url }).database);
+      t.after(() => db.destroy());
+      assert.deepEqual(await pendingMigrations(db, sampleMigrations([])), []);
+    });
+
+    it('leave nothing behind when a migration fails', async (t) => {
+      const database = await createTestDatabase(dialect);
+      const db = createDatabase(loadConfig({ DATABASE_URL: database.url }).database);
+      t.after(async () => {
+        await db.destroy();
+        await database.drop();
+      });
+      const failing = {
+        ...sampleMigrations([], 0),
+        '0003-broken': {
+          async up() {
+            throw new Error('broken migration');
+          },
+        },
+      };
+      await assert.rejects(migrateToLatest(db, failing), /broken migration/);
+      assert.deepEqual(await pendingMigrations(db, failing), [
+        '0001-widgets',
+        '0002-widget-names',
+        '0003-broken',
+      ]);
+      await assert.rejects(sql`select * from widgets`.execute(db));
+    });
+  });
+}

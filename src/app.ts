@@ -1,9 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type preHandlerAsyncHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { createHealthService, type Probe } from './modules/health/health.service.js';
+import { createTokens } from './modules/tokens/tokens.module.js';
+import { tokensRoutes } from './modules/tokens/tokens.routes.js';
+import { type Grant, requireGrant } from './platform/auth.js';
 import { createDatabase, type Database, pingDatabase } from './platform/db/database.js';
 import { pendingMigrations } from './platform/db/migrator.js';
 import { clientErrorHandler, errorHandling, sendError } from './platform/error-handler.js';
@@ -11,6 +14,7 @@ import { httpDocs } from './platform/http-docs.js';
 import { parseJsonBody, serializeJson } from './platform/json.js';
 import { loggerOptions, RequestLogController } from './platform/logger.js';
 import { createMetricsRegistry, httpMetrics } from './platform/metrics.js';
+import { rateLimiting } from './platform/rate-limit.js';
 import { createRedis, pingRedis } from './platform/redis.js';
 import { requestContext, requestIdOf, stampHeaders } from './platform/request-context.js';
 import { createValidatorCompiler } from './platform/validation.js';
@@ -19,6 +23,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The app's database; opened by buildApp and closed with the app. */
     db: Database;
+    /** A route guard: a valid bearer token, carrying `grant` when one is named (401 / 403 otherwise). */
+    requireGrant(grant?: Grant): preHandlerAsyncHookHandler;
   }
 }
 
@@ -77,12 +83,15 @@ export async function buildApp({ config, logStream }: AppOptions): Promise<Fasti
     },
   };
 
-  if (config.redisUrl) {
-    const redis = await connectRedis(app, config.redisUrl);
-    probes.redis = () => pingRedis(redis);
-  }
+  const redis = config.redisUrl ? await connectRedis(app, config.redisUrl) : undefined;
+  if (redis) probes.redis = () => pingRedis(redis);
+  await app.register(rateLimiting, { redis });
+
+  const tokens = await createTokens(db, config);
+  app.decorate('requireGrant', (grant?: Grant) => requireGrant(tokens, grant));
 
   await app.register(healthRoutes, { service: createHealthService(probes), metrics });
+  await app.register(tokensRoutes, { service: tokens, rateLimitPerMinute: config.auth.rateLimitPerMinute });
   return app;
 }
 

@@ -20,7 +20,18 @@ const EnvSchema = Type.Object({
   }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
+  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  JWT_SECRET: Type.Optional(Type.String()),
+  JWT_ISSUER: Type.String({ minLength: 1, default: 'player-data-service' }),
+  JWT_AUDIENCE: Type.String({ minLength: 1, default: 'player-data-api' }),
+  JWT_CLOCK_LEEWAY_SECONDS: Type.Integer({ minimum: 0, maximum: 60, default: 30 }),
+  TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 30 * 86_400, default: 3600 }),
+  TOKEN_REFRESH_WINDOW_SECONDS: Type.Integer({ minimum: 0, maximum: 90 * 86_400, default: 7 * 86_400 }),
+  RATE_LIMIT_AUTH_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
 });
+
+/** HS256 is only as strong as its key: RFC 7518 asks for at least the hash size, 256 bits. */
+export const MIN_JWT_SECRET_BYTES = 32;
 
 type Env = Static<typeof EnvSchema>;
 
@@ -44,6 +55,22 @@ export interface Config {
   };
   readonly database: DatabaseConfig;
   readonly redisUrl: string | undefined;
+  /** Where the service keeps files of its own (the generated JWT secret outside production). */
+  readonly dataDir: string;
+  readonly auth: AuthConfig;
+}
+
+export interface AuthConfig {
+  /** Undefined outside production when not set: one is generated and kept in the data directory. */
+  readonly jwtSecret: string | undefined;
+  readonly issuer: string;
+  readonly audience: string;
+  readonly clockLeewaySeconds: number;
+  readonly tokenTtlSeconds: number;
+  /** How long after its expiry a token may still be exchanged at /auth/refresh. */
+  readonly refreshWindowSeconds: number;
+  /** Requests per minute and client address to the token paths (/auth/refresh). */
+  readonly rateLimitPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -66,10 +93,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     if (value !== undefined && value !== '') env[key] = value;
   }
   const given = { ...env };
-  if (!validateEnv(env)) {
-    throw new ConfigError((validateEnv.errors ?? []).map((error) => describe(error, given)));
-  }
-  return deepFreeze(toConfig(env));
+  const problems = validateEnv(env) ? [] : (validateEnv.errors ?? []).map((error) => describe(error, given));
+  problems.push(...secretProblems(given));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(toConfig(env as Env));
 }
 
 function toConfig(env: Env): Config {
@@ -88,8 +115,33 @@ function toConfig(env: Env): Config {
       ? { dialect: 'sqlite', path: env.DATABASE_URL.slice('sqlite:'.length) }
       : { dialect: 'postgres', url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE },
     redisUrl: env.REDIS_URL,
+    dataDir: env.DATA_DIR,
+    auth: {
+      jwtSecret: env.JWT_SECRET,
+      issuer: env.JWT_ISSUER,
+      audience: env.JWT_AUDIENCE,
+      clockLeewaySeconds: env.JWT_CLOCK_LEEWAY_SECONDS,
+      tokenTtlSeconds: env.TOKEN_TTL_SECONDS,
+      refreshWindowSeconds: env.TOKEN_REFRESH_WINDOW_SECONDS,
+      rateLimitPerMinute: env.RATE_LIMIT_AUTH_PER_MINUTE,
+    },
   };
 }
+
+function secretProblems(given: Record<string, unknown>): string[] {
+  const secret = given.JWT_SECRET;
+  if (typeof secret === 'string' && Buffer.byteLength(secret) < MIN_JWT_SECRET_BYTES) {
+    // The value itself is never echoed: it is a secret.
+    return [`JWT_SECRET must be at least ${MIN_JWT_SECRET_BYTES} bytes (got ${Buffer.byteLength(secret)})`];
+  }
+  if (secret === undefined && given.NODE_ENV === 'production') {
+    return [`JWT_SECRET is required when NODE_ENV=production (at least ${MIN_JWT_SECRET_BYTES} bytes)`];
+  }
+  return [];
+}
+
+/** Variables whose values never appear in an error message. */
+const SECRET_VARIABLES = new Set(['JWT_SECRET']);
 
 /** What each pattern means, said in words a person setting the variable understands. */
 const PATTERN_HINTS: Record<string, string> = {
@@ -106,7 +158,9 @@ function describe(error: ErrorObject, given: Record<string, unknown>): string {
       : error.keyword === 'pattern'
         ? (PATTERN_HINTS[name] ?? `must match ${error.params.pattern}`)
         : (error.message ?? 'is invalid');
-  return `${name} ${expected} (got ${JSON.stringify(given[name])})`;
+  return SECRET_VARIABLES.has(name)
+    ? `${name} ${expected}`
+    : `${name} ${expected} (got ${JSON.stringify(given[name])})`;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -12,6 +12,18 @@ const catalogue = {
   BODY_TOO_LARGE: { code: 10006, status: 413, reason: 'The request body is too large.' },
   ROUTE_NOT_FOUND: { code: 10007, status: 404, reason: 'There is no such endpoint.' },
   METHOD_NOT_ALLOWED: { code: 10008, status: 405, reason: 'The endpoint does not take this method.' },
+  RATE_LIMITED: { code: 10009, status: 429, reason: 'Too many requests; wait a little and try again.' },
+  TOKEN_MISSING: { code: 11001, status: 401, reason: 'This endpoint needs an access token.' },
+  TOKEN_INVALID: { code: 11002, status: 401, reason: 'The access token is not valid.' },
+  TOKEN_EXPIRED: { code: 11003, status: 401, reason: 'The access token has expired.' },
+  TOKEN_REVOKED: { code: 11004, status: 401, reason: 'The access token has been revoked.' },
+  TOKEN_REUSED: {
+    code: 11005,
+    status: 401,
+    reason: 'The token was already exchanged; every token of its chain is now revoked.',
+  },
+  GRANT_MISSING: { code: 11006, status: 403, reason: 'The access token does not grant this.' },
+  EXPIRES_AT_MISMATCH: { code: 11007, status: 400, reason: 'expires_at does not match the token.' },
   INTERNAL_ERROR: { code: 19001, status: 500, reason: 'Something went wrong on our side.' },
   SHUTTING_DOWN: { code: 19002, status: 503, reason: 'The service is restarting; try again shortly.' },
   DEPENDENCY_UNAVAILABLE: {

@@ -6,6 +6,8 @@ import { migrateToLatest } from '../../src/platform/db/migrator.js';
 import { type Dialect, testRedisUrl } from './environment.js';
 import { createTestDatabase } from './test-database.js';
 
+export const TEST_JWT_SECRET = 'test-secret-of-at-least-thirty-two-bytes!';
+
 /** The JSON log lines an app wrote, parsed. */
 export class LogCapture extends Writable {
   readonly lines: Record<string, unknown>[] = [];
@@ -47,6 +49,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
     DATABASE_URL: database.url,
+    JWT_SECRET: TEST_JWT_SECRET,
+    RATE_LIMIT_AUTH_PER_MINUTE: '100000',
     ...(options.redis && testRedisUrl ? { REDIS_URL: testRedisUrl } : {}),
     ...options.env,
   });

@@ -1,7 +1,25 @@
+import type { Generated } from 'kysely';
+
 /**
- * The database's tables as Kysely sees them. Modules add their tables here with their migrations.
+ * The database's tables as Kysely sees them; modules add theirs here with their migrations.
  * Conventions (docs/decisions.md): 64-bit Discord IDs are TEXT of decimal digits; times are epoch
  * milliseconds in BIGINT (PostgreSQL) / INTEGER (SQLite) columns, read back as numbers.
  */
-// biome-ignore lint/complexity/noBannedTypes: no tables yet; the first module's migration adds them.
-export type Tables = {};
+export interface Tables {
+  tokens: TokensTable;
+}
+
+export interface TokensTable {
+  jti: string;
+  owner: string;
+  /** Space-separated grants. */
+  grants: string;
+  /** The jti of the first token of the chain. */
+  chain_id: string;
+  rotated_from: string | null;
+  issued_at: number;
+  expires_at: number;
+  rotated_at: Generated<number | null>;
+  revoked_at: Generated<number | null>;
+  revoked_reason: Generated<string | null>;
+}

@@ -31,6 +31,16 @@ for (const dialect of dialects) {
       );
     });
 
+    it('is not ready while migrations are pending', async (t) => {
+      const { app } = await buildTestApp({ dialect, migrate: false });
+      t.after(() => app.close());
+      const ready = await app.inject({ method: 'GET', url: '/ready' });
+      assert.equal(ready.statusCode, 503);
+      const [problem] = ready.json().extra;
+      assert.equal(problem.reason, 'migrations is unavailable');
+      assert.match(problem.developer_reason, /not applied: 0001-tokens/);
+    });
+
     it('counts requests by route and status in /metrics', async (t) => {
       const { app } = await buildTestApp({ dialect });
       t.after(() => app.close());

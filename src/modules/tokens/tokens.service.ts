@@ -1,0 +1,125 @@
+import type { AuthConfig } from '../../config.js';
+import {
+  type Authenticator,
+  bearerChallenge,
+  type Grant,
+  type Principal,
+  type TokenCodec,
+} from '../../platform/auth.js';
+import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
+import type { TokenRecord, TokensRepository } from './tokens.repository.js';
+
+export interface IssuedToken {
+  readonly jti: string;
+  readonly token: string;
+  readonly expiresAt: Date;
+}
+
+export interface TokensService extends Authenticator {
+  /** A new token (the first of a new chain) for an owner with the given grants. */
+  issue(owner: bigint, grants: readonly Grant[], ttlSeconds?: number): Promise<IssuedToken>;
+  /**
+   * Exchanges a token, valid or expired within the refresh window, for a new one of the same owner and
+   * grants. The old one can never be exchanged again: presenting it again revokes its whole chain.
+   */
+  refresh(token: string, expiresAt?: string): Promise<IssuedToken>;
+  /** Revokes the token's whole chain (the credential, whichever of its tokens is current); how many it revoked. */
+  revoke(jti: string): Promise<number>;
+}
+
+export interface TokensServiceDeps {
+  readonly repository: TokensRepository;
+  readonly codec: TokenCodec;
+  readonly settings: AuthConfig;
+  readonly now?: () => number;
+}
+
+const unauthorized = (kind: ErrorKind, developerReason: string) =>
+  AppError.of(kind, { developerReason, headers: bearerChallenge('invalid_token') });
+
+export function createTokensService({
+  repository,
+  codec,
+  settings,
+  now = Date.now,
+}: TokensServiceDeps): TokensService {
+  async function sign(record: Pick<TokenRecord, 'owner' | 'grants'>, ttlSeconds: number) {
+    const signed = await codec.sign(record.owner, record.grants, ttlSeconds, now());
+    return {
+      ...signed,
+      issued: { jti: signed.jti, token: signed.token, expiresAt: new Date(signed.claims.expiresAt * 1000) },
+    };
+  }
+
+  /** The token's record, which must exist and not be revoked. */
+  async function usableRecord(jti: string): Promise<TokenRecord> {
+    const record = await repository.find(jti);
+    if (!record) throw unauthorized(ErrorKinds.TOKEN_INVALID, 'the token was not issued by this service');
+    if (record.revokedAt !== null) {
+      throw unauthorized(ErrorKinds.TOKEN_REVOKED, 'the token has been revoked; ask for a new one');
+    }
+    return record;
+  }
+
+  async function reuseDetected(record: TokenRecord): Promise<never> {
+    await repository.revokeChain(record.chainId, 'reuse_detected', now());
+    throw unauthorized(
+      ErrorKinds.TOKEN_REUSED,
+      'this token was already exchanged; presenting it again revoked every token of its chain',
+    );
+  }
+
+  return {
+    async issue(owner, grants, ttlSeconds = settings.tokenTtlSeconds) {
+      const { jti, claims, issued } = await sign({ owner, grants }, ttlSeconds);
+      await repository.insert({
+        jti,
+        owner,
+        grants,
+        chainId: jti,
+        rotatedFrom: null,
+        issuedAt: claims.issuedAt * 1000,
+        expiresAt: claims.expiresAt * 1000,
+      });
+      return issued;
+    },
+
+    async refresh(token, expiresAt) {
+      const claims = await codec.verify(token, {
+        acceptExpiredForSeconds: settings.refreshWindowSeconds,
+        now: now(),
+      });
+      if (expiresAt !== undefined && Date.parse(expiresAt) !== claims.expiresAt * 1000) {
+        throw AppError.of(ErrorKinds.EXPIRES_AT_MISMATCH, {
+          developerReason: `expires_at must be the token's expiry, ${new Date(claims.expiresAt * 1000).toISOString()}, or be left out`,
+        });
+      }
+      const record = await usableRecord(claims.jti);
+      if (record.rotatedAt !== null) return reuseDetected(record);
+      const { jti, claims: next, issued } = await sign(record, settings.tokenTtlSeconds);
+      const successor = {
+        jti,
+        owner: record.owner,
+        grants: record.grants,
+        chainId: record.chainId,
+        rotatedFrom: record.jti,
+        issuedAt: next.issuedAt * 1000,
+        expiresAt: next.expiresAt * 1000,
+      };
+      if (await repository.rotate(record.jti, successor, now())) return issued;
+      // A concurrent request exchanged (or revoked) the token between our read and our update.
+      return reuseDetected(await usableRecord(record.jti));
+    },
+
+    async revoke(jti) {
+      const record = await repository.find(jti);
+      return record ? repository.revokeChain(record.chainId, 'revoked', now()) : 0;
+    },
+
+    async authenticate(token): Promise<Principal> {
+      const claims = await codec.verify(token, { now: now() });
+      const record = await usableRecord(claims.jti);
+      return { owner: record.owner, grants: new Set(record.grants), jti: record.jti };
+    },
+  };
+}

@@ -4,6 +4,9 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { createHealthService, type Probe } from './modules/health/health.service.js';
+import { createPlayerData } from './modules/players/players.module.js';
+import { playersRoutes } from './modules/players/players.routes.js';
+import { profilesRoutes } from './modules/profiles/profiles.routes.js';
 import { createTokens } from './modules/tokens/tokens.module.js';
 import { tokensRoutes } from './modules/tokens/tokens.routes.js';
 import { type Grant, requireGrant } from './platform/auth.js';
@@ -85,13 +88,20 @@ export async function buildApp({ config, logStream }: AppOptions): Promise<Fasti
 
   const redis = config.redisUrl ? await connectRedis(app, config.redisUrl) : undefined;
   if (redis) probes.redis = () => pingRedis(redis);
-  await app.register(rateLimiting, { redis });
+  await app.register(rateLimiting, { redis, keyPrefix: config.redisKeyPrefix });
 
   const tokens = await createTokens(db, config);
   app.decorate('requireGrant', (grant?: Grant) => requireGrant(tokens, grant));
 
   await app.register(healthRoutes, { service: createHealthService(probes), metrics });
   await app.register(tokensRoutes, { service: tokens, rateLimitPerMinute: config.auth.rateLimitPerMinute });
+
+  if (!config.upstream.hypixelApiKey)
+    app.log.warn('HYPIXEL_API_KEY is not set: player and profile lookups will fail');
+  const playerData = createPlayerData(config, { db, redis, registry: metrics, log: app.log });
+  app.addHook('onClose', () => playerData.close());
+  await app.register(playersRoutes, { service: playerData.players });
+  await app.register(profilesRoutes, { service: playerData.profiles });
   return app;
 }
 

@@ -5,6 +5,8 @@ import { type Static, Type } from 'typebox';
  * The environment the service reads, with its defaults. Every variable is documented in README.md;
  * keep the two in step.
  */
+const HTTP_URL = '^https?://[^\\s]+$';
+
 const EnvSchema = Type.Object({
   NODE_ENV: Type.Enum(['development', 'test', 'production'], { default: 'development' }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
@@ -20,6 +22,7 @@ const EnvSchema = Type.Object({
   }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
+  REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_-]{0,64}$', default: 'pds:' }),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   JWT_SECRET: Type.Optional(Type.String()),
   JWT_ISSUER: Type.String({ minLength: 1, default: 'player-data-service' }),
@@ -28,6 +31,26 @@ const EnvSchema = Type.Object({
   TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 30 * 86_400, default: 3600 }),
   TOKEN_REFRESH_WINDOW_SECONDS: Type.Integer({ minimum: 0, maximum: 90 * 86_400, default: 7 * 86_400 }),
   RATE_LIMIT_AUTH_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
+  HYPIXEL_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  HYPIXEL_API_URL: Type.String({ pattern: HTTP_URL, default: 'https://api.hypixel.net' }),
+  MOJANG_API_URL: Type.String({ pattern: HTTP_URL, default: 'https://api.mojang.com' }),
+  HYPIXEL_RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 300 }),
+  MOJANG_RATE_LIMIT: Type.Integer({ minimum: 1, default: 600 }),
+  MOJANG_RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 600 }),
+  UPSTREAM_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 2000 }),
+  UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 120_000, default: 5000 }),
+  UPSTREAM_RETRIES: Type.Integer({ minimum: 0, maximum: 5, default: 2 }),
+  UPSTREAM_RETRY_BASE_MS: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
+  UPSTREAM_BREAKER_FAILURES: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
+  UPSTREAM_BREAKER_COOLDOWN_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
+  UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1000, default: 32 }),
+  CACHE_PLAYER_FRESH_SECONDS: Type.Integer({ minimum: 0, default: 60 }),
+  CACHE_PROFILES_FRESH_SECONDS: Type.Integer({ minimum: 0, default: 120 }),
+  CACHE_USERNAME_FRESH_SECONDS: Type.Integer({ minimum: 0, default: 6 * 3600 }),
+  CACHE_NOT_FOUND_FRESH_SECONDS: Type.Integer({ minimum: 0, default: 300 }),
+  CACHE_STALE_IF_ERROR_SECONDS: Type.Integer({ minimum: 0, default: 86_400 }),
+  CACHE_MEMORY_MAX_BYTES: Type.Integer({ minimum: 1024 * 1024, default: 128 * 1024 * 1024 }),
+  SINGLE_FLIGHT_LOCK_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 15_000 }),
 });
 
 /** HS256 is only as strong as its key: RFC 7518 asks for at least the hash size, 256 bits. */
@@ -55,9 +78,47 @@ export interface Config {
   };
   readonly database: DatabaseConfig;
   readonly redisUrl: string | undefined;
+  /** Prepended to every Redis key, so that several deployments can share one Redis. */
+  readonly redisKeyPrefix: string;
   /** Where the service keeps files of its own (the generated JWT secret outside production). */
   readonly dataDir: string;
   readonly auth: AuthConfig;
+  readonly upstream: UpstreamConfig;
+  readonly cache: CacheConfig;
+}
+
+export interface UpstreamConfig {
+  readonly hypixelApiKey: string | undefined;
+  readonly hypixelUrl: string;
+  readonly mojangUrl: string;
+  /** The window Hypixel's limit is counted over, assumed until its RateLimit-Reset says when it ends. */
+  readonly hypixelRateWindowMs: number;
+  /** Mojang sends no rate-limit headers: its published limit, kept by the service. */
+  readonly mojangRateLimit: { readonly limit: number; readonly windowMs: number };
+  readonly connectTimeoutMs: number;
+  /** Per attempt, headers and body included. */
+  readonly timeoutMs: number;
+  /** Further attempts after a network error or a 5xx; never after a 4xx. */
+  readonly retries: number;
+  readonly retryBaseMs: number;
+  /** Consecutive failures that open the circuit, and how long it then stays open. */
+  readonly breakerFailures: number;
+  readonly breakerCooldownMs: number;
+  /** Kept-alive connections per upstream origin. */
+  readonly connections: number;
+}
+
+export interface CacheConfig {
+  readonly playerFreshSeconds: number;
+  readonly profilesFreshSeconds: number;
+  readonly usernameFreshSeconds: number;
+  readonly notFoundFreshSeconds: number;
+  /** How long past freshness a copy may still be served when the upstream fails. */
+  readonly staleIfErrorSeconds: number;
+  /** Bound of the in-process cache, in bytes of cached bodies. */
+  readonly memoryMaxBytes: number;
+  /** How long a cross-instance single-flight lock lives if its holder dies. */
+  readonly singleFlightLockMs: number;
 }
 
 export interface AuthConfig {
@@ -115,6 +176,7 @@ function toConfig(env: Env): Config {
       ? { dialect: 'sqlite', path: env.DATABASE_URL.slice('sqlite:'.length) }
       : { dialect: 'postgres', url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE },
     redisUrl: env.REDIS_URL,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX,
     dataDir: env.DATA_DIR,
     auth: {
       jwtSecret: env.JWT_SECRET,
@@ -124,6 +186,32 @@ function toConfig(env: Env): Config {
       tokenTtlSeconds: env.TOKEN_TTL_SECONDS,
       refreshWindowSeconds: env.TOKEN_REFRESH_WINDOW_SECONDS,
       rateLimitPerMinute: env.RATE_LIMIT_AUTH_PER_MINUTE,
+    },
+    upstream: {
+      hypixelApiKey: env.HYPIXEL_API_KEY,
+      hypixelUrl: env.HYPIXEL_API_URL.replace(/\/+$/, ''),
+      mojangUrl: env.MOJANG_API_URL.replace(/\/+$/, ''),
+      hypixelRateWindowMs: env.HYPIXEL_RATE_LIMIT_WINDOW_SECONDS * 1000,
+      mojangRateLimit: {
+        limit: env.MOJANG_RATE_LIMIT,
+        windowMs: env.MOJANG_RATE_LIMIT_WINDOW_SECONDS * 1000,
+      },
+      connectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
+      timeoutMs: env.UPSTREAM_TIMEOUT_MS,
+      retries: env.UPSTREAM_RETRIES,
+      retryBaseMs: env.UPSTREAM_RETRY_BASE_MS,
+      breakerFailures: env.UPSTREAM_BREAKER_FAILURES,
+      breakerCooldownMs: env.UPSTREAM_BREAKER_COOLDOWN_MS,
+      connections: env.UPSTREAM_CONNECTIONS,
+    },
+    cache: {
+      playerFreshSeconds: env.CACHE_PLAYER_FRESH_SECONDS,
+      profilesFreshSeconds: env.CACHE_PROFILES_FRESH_SECONDS,
+      usernameFreshSeconds: env.CACHE_USERNAME_FRESH_SECONDS,
+      notFoundFreshSeconds: env.CACHE_NOT_FOUND_FRESH_SECONDS,
+      staleIfErrorSeconds: env.CACHE_STALE_IF_ERROR_SECONDS,
+      memoryMaxBytes: env.CACHE_MEMORY_MAX_BYTES,
+      singleFlightLockMs: env.SINGLE_FLIGHT_LOCK_MS,
     },
   };
 }
@@ -141,13 +229,15 @@ function secretProblems(given: Record<string, unknown>): string[] {
 }
 
 /** Variables whose values never appear in an error message. */
-const SECRET_VARIABLES = new Set(['JWT_SECRET']);
+const SECRET_VARIABLES = new Set(['JWT_SECRET', 'HYPIXEL_API_KEY']);
 
 /** What each pattern means, said in words a person setting the variable understands. */
 const PATTERN_HINTS: Record<string, string> = {
   DATABASE_URL: 'must be sqlite:<path> or postgres://...',
   REDIS_URL: 'must be redis://... or rediss://...',
   PUBLIC_URL: 'must be an http(s) URL such as https://api.example.com',
+  HYPIXEL_API_URL: 'must be an http(s) URL such as https://api.hypixel.net',
+  MOJANG_API_URL: 'must be an http(s) URL such as https://api.mojang.com',
 };
 
 function describe(error: ErrorObject, given: Record<string, unknown>): string {

@@ -7,6 +7,34 @@ import type { Generated } from 'kysely';
  */
 export interface Tables {
   tokens: TokensTable;
+  players: PlayersTable;
+  player_names: PlayerNamesTable;
+  player_snapshots: PlayerSnapshotsTable;
+}
+
+export interface PlayersTable {
+  /** Undashed lowercase. */
+  uuid: string;
+  name: string | null;
+  first_fetched_at: number;
+  last_fetched_at: number;
+  fetch_count: number;
+}
+
+export interface PlayerNamesTable {
+  uuid: string;
+  /** The name lowercased: names are unique without regard to case. */
+  name_key: string;
+  name: string;
+  first_seen_at: number;
+  last_seen_at: number;
+}
+
+export interface PlayerSnapshotsTable {
+  uuid: string;
+  /** The player object as the upstream sent it, JSON. */
+  body: string;
+  fetched_at: number;
 }
 
 export interface TokensTable {

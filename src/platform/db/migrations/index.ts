@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import { tokens } from './0001-tokens.js';
+import { players } from './0002-players.js';
 
 /**
  * Every migration, by name; names sort in the order they run (`0001-...`). Forward only: a released
@@ -7,4 +8,5 @@ import { tokens } from './0001-tokens.js';
  */
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001-tokens': tokens,
+  '0002-players': players,
 };

@@ -1,0 +1,100 @@
+import type { Database } from '../../platform/db/database.js';
+
+export interface PlayerRecord {
+  readonly uuid: string;
+  readonly name: string | null;
+  readonly firstFetchedAt: number;
+  readonly lastFetchedAt: number;
+  readonly fetchCount: number;
+  readonly names: readonly { name: string; firstSeenAt: number; lastSeenAt: number }[];
+}
+
+export interface FetchedPlayer {
+  readonly uuid: string;
+  readonly name: string | undefined;
+  /** The player object's JSON text. */
+  readonly json: string;
+  readonly at: number;
+}
+
+/** All SQL about the players the service has seen. Times are epoch milliseconds. */
+export function createPlayersRepository(db: Database) {
+  return {
+    /** One successful fetch: the player, the name it goes by now, and its latest copy, in one transaction. */
+    async recordFetch({ uuid, name, json, at }: FetchedPlayer): Promise<void> {
+      await db.transaction().execute(async (transaction) => {
+        await transaction
+          .insertInto('players')
+          .values({ uuid, name: name ?? null, first_fetched_at: at, last_fetched_at: at, fetch_count: 1 })
+          .onConflict((conflict) =>
+            conflict.column('uuid').doUpdateSet((update) => ({
+              name: name ?? update.ref('players.name'),
+              last_fetched_at: at,
+              fetch_count: update(update.ref('players.fetch_count'), '+', 1),
+            })),
+          )
+          .execute();
+        if (name) {
+          await transaction
+            .insertInto('player_names')
+            .values({ uuid, name_key: name.toLowerCase(), name, first_seen_at: at, last_seen_at: at })
+            .onConflict((conflict) =>
+              conflict.columns(['uuid', 'name_key']).doUpdateSet({ name, last_seen_at: at }),
+            )
+            .execute();
+        }
+        await transaction
+          .insertInto('player_snapshots')
+          .values({ uuid, body: json, fetched_at: at })
+          .onConflict((conflict) => conflict.column('uuid').doUpdateSet({ body: json, fetched_at: at }))
+          .execute();
+      });
+    },
+
+    /** The latest copy of a player, for when the upstream is unavailable. */
+    async lastKnown(uuid: string): Promise<{ json: string; fetchedAt: number } | undefined> {
+      const row = await db
+        .selectFrom('player_snapshots')
+        .select(['body', 'fetched_at'])
+        .where('uuid', '=', uuid)
+        .executeTakeFirst();
+      return row && { json: row.body, fetchedAt: Number(row.fetched_at) };
+    },
+
+    /** The player last seen under this name (any case), and when. */
+    async findByName(name: string): Promise<{ uuid: string; lastSeenAt: number } | undefined> {
+      const row = await db
+        .selectFrom('player_names')
+        .select(['uuid', 'last_seen_at'])
+        .where('name_key', '=', name.toLowerCase())
+        .orderBy('last_seen_at', 'desc')
+        .executeTakeFirst();
+      return row && { uuid: row.uuid, lastSeenAt: Number(row.last_seen_at) };
+    },
+
+    async find(uuid: string): Promise<PlayerRecord | undefined> {
+      const row = await db.selectFrom('players').selectAll().where('uuid', '=', uuid).executeTakeFirst();
+      if (!row) return undefined;
+      const names = await db
+        .selectFrom('player_names')
+        .select(['name', 'first_seen_at', 'last_seen_at'])
+        .where('uuid', '=', uuid)
+        .orderBy('first_seen_at')
+        .execute();
+      return {
+        uuid: row.uuid,
+        name: row.name,
+        firstFetchedAt: Number(row.first_fetched_at),
+        lastFetchedAt: Number(row.last_fetched_at),
+        fetchCount: Number(row.fetch_count),
+        names: names.map((entry) => ({
+          name: entry.name,
+          firstSeenAt: Number(entry.first_seen_at),
+          lastSeenAt: Number(entry.last_seen_at),
+        })),
+      };
+    },
+  };
+}
+
+export type PlayersRepository = ReturnType<typeof createPlayersRepository>;

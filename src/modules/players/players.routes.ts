@@ -1,0 +1,36 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { sendAnswer } from '../../platform/cache/cached-answer.js';
+import { errorResponses } from '../../platform/error-response.js';
+import { PlayerParamsSchema, PlayerResultSchema } from './players.schemas.js';
+import type { PlayersService } from './players.service.js';
+
+export const playersRoutes: FastifyPluginAsyncTypebox<{ service: PlayersService }> = async (
+  app,
+  { service },
+) => {
+  app.get(
+    '/player/:player',
+    {
+      preHandler: app.requireGrant('player:read'),
+      schema: {
+        tags: ['Player'],
+        summary: "Fetch a player's data",
+        description:
+          'The Hypixel player object for a UUID or username, from the cache while fresh (60 s by default), otherwise from ' +
+          'the upstream; a stale copy (up to 24 h old) stands in when the upstream fails. Grant: player:read.',
+        security: [{ bearerAuth: [] }],
+        params: PlayerParamsSchema,
+        response: {
+          200: PlayerResultSchema,
+          404: PlayerResultSchema,
+          429: PlayerResultSchema,
+          502: PlayerResultSchema,
+          503: PlayerResultSchema,
+          504: PlayerResultSchema,
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request, reply) => sendAnswer(reply, await service.player(request.params.player)),
+  );
+};

@@ -1,0 +1,25 @@
+import { parse, stringify } from 'lossless-json';
+import { UpstreamFailure } from './upstream-failure.js';
+
+/** Any integer literal long enough that a double might not hold it exactly. */
+const LONG_INTEGER = /\d{16,}/;
+
+/**
+ * Parses an upstream JSON body. Numbers a double cannot hold exactly are rare in upstream replies; when the
+ * text has any, the slower lossless parser keeps them, so that what we serve is what the upstream sent.
+ */
+export function parseUpstreamJson(
+  name: string,
+  text: string,
+): { value: unknown; serialize(part: unknown): string } {
+  try {
+    if (!LONG_INTEGER.test(text))
+      return { value: JSON.parse(text), serialize: (part) => JSON.stringify(part) };
+    return { value: parse(text), serialize: (part) => stringify(part) ?? 'null' };
+  } catch {
+    throw new UpstreamFailure('bad_gateway', `${name} answered with something that is not JSON`);
+  }
+}
+
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);

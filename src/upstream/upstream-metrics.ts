@@ -1,0 +1,48 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export type UpstreamOutcome =
+  | 'ok'
+  | 'not_found'
+  | 'client_error'
+  | 'throttled'
+  | 'server_error'
+  | 'timeout'
+  | 'network_error'
+  | 'budget_denied'
+  | 'circuit_open';
+
+export interface UpstreamMetrics {
+  called(upstream: string, endpoint: string, outcome: UpstreamOutcome, seconds?: number): void;
+  budgetRemaining(upstream: string, remaining: number | undefined): void;
+}
+
+export function createUpstreamMetrics(registry: Registry): UpstreamMetrics {
+  const calls = new Counter({
+    name: 'upstream_requests_total',
+    help: 'Requests to the upstreams (and requests not sent: budget_denied, circuit_open), by outcome.',
+    labelNames: ['upstream', 'endpoint', 'outcome'],
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'upstream_request_duration_seconds',
+    help: 'Time the upstreams took to answer, by endpoint.',
+    labelNames: ['upstream', 'endpoint'],
+    buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+    registers: [registry],
+  });
+  const budget = new Gauge({
+    name: 'upstream_budget_remaining',
+    help: 'Requests left in the upstream key budget for the current window, when known.',
+    labelNames: ['upstream'],
+    registers: [registry],
+  });
+  return {
+    called(upstream, endpoint, outcome, seconds) {
+      calls.inc({ upstream, endpoint, outcome });
+      if (seconds !== undefined) latency.observe({ upstream, endpoint }, seconds);
+    },
+    budgetRemaining(upstream, remaining) {
+      if (remaining !== undefined) budget.set({ upstream }, remaining);
+    },
+  };
+}

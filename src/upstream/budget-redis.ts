@@ -32,8 +32,8 @@ if not remaining then
 end
 remaining = tonumber(remaining)
 if remaining <= 0 then
-  local until = resetAt and tonumber(resetAt) or (now + windowMs)
-  return {'denied', until - now}
+  local resetsAt = resetAt and tonumber(resetAt) or (now + windowMs)
+  return {'denied', resetsAt - now}
 end
 redis.call('HSET', KEYS[1], 'remaining', remaining - 1)
 if not resetAt then redis.call('HSET', KEYS[1], 'resetAt', now + windowMs) end

@@ -29,6 +29,8 @@ export interface Misbehaviour {
   failWith?: false | number;
   /** Answer every call 200 with an HTML body instead of JSON. */
   garbage?: boolean;
+  /** Answer only the next this many calls with a 502 page, then behave. */
+  failNext?: number;
 }
 
 export interface UpstreamCall {
@@ -160,6 +162,11 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       at: Date.now(),
     });
     const answer = () => {
+      if (how.failNext) {
+        how = { ...how, failNext: how.failNext - 1 };
+        response.writeHead(502, { 'content-type': 'text/html' });
+        return response.end(CLOUDFLARE_PAGE(502));
+      }
       if (how.failWith) {
         response.writeHead(how.failWith, { 'content-type': 'text/html' });
         return response.end(CLOUDFLARE_PAGE(how.failWith));

@@ -53,6 +53,22 @@ for (const dialect of dialects) {
       assert.deepEqual(await pendingMigrations(db, sampleMigrations([])), []);
     });
 
+    it('keep deployments in different schemas (or files) of one server apart', async (t) => {
+      const [one, two] = [await createTestDatabase(dialect), await createTestDatabase(dialect)];
+      const first = createDatabase(loadConfig({ DATABASE_URL: one.url }).database);
+      const second = createDatabase(loadConfig({ DATABASE_URL: two.url }).database);
+      t.after(async () => {
+        await first.destroy();
+        await second.destroy();
+        await one.drop();
+        await two.drop();
+      });
+      await migrateToLatest(first, sampleMigrations([], 0));
+      await migrateToLatest(second, sampleMigrations([], 0));
+      assert.deepEqual(await pendingMigrations(second, sampleMigrations([], 0)), []);
+      await sql`insert into widgets (id, name) values (1, 'b')`.execute(second);
+    });
+
     it('leave nothing behind when a migration fails', async (t) => {
       const database = await createTestDatabase(dialect);
       const db = createDatabase(loadConfig({ DATABASE_URL: database.url }).database);

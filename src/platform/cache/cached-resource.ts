@@ -92,6 +92,10 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
     while (now() < deadline) {
       if (await cache.add(lockKey, LOCK_ENTRY, deps.lockMs)) {
         try {
+          // The previous holder may have stored a fresh answer between our first look and our lock.
+          const landed = await cache.get(key);
+          if (landed && isNewer(landed, seen) && now() - landed.storedAt < rules.freshMs(landed))
+            return landed;
           return await fetchAndStore(key, fetch);
         } catch (error) {
           if (error instanceof UpstreamFailure)
@@ -104,7 +108,7 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
       do {
         await sleep(POLL_MS);
         const landed = await cache.get(key);
-        if (landed && landed.storedAt > (seen?.storedAt ?? Number.NEGATIVE_INFINITY)) return landed;
+        if (landed && isNewer(landed, seen)) return landed;
         const failure = await cache.get(failureKey);
         if (failure && failure.storedAt >= startedAt) throw decodeFailure(failure);
       } while (now() < deadline && (await cache.get(lockKey)));
@@ -141,6 +145,9 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
     },
   };
 }
+
+const isNewer = (entry: CacheEntry, than: CacheEntry | undefined) =>
+  entry.storedAt > (than?.storedAt ?? Number.NEGATIVE_INFINITY);
 
 function encodeFailure(failure: UpstreamFailure, at: number): CacheEntry {
   const body = {

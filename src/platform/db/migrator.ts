@@ -4,8 +4,21 @@ import { migrations as allMigrations } from './migrations/index.js';
 
 type Migrations = Readonly<Record<string, Migration>>;
 
-function migratorFor(db: Database, migrations: Migrations): Migrator {
-  return new Migrator({ db, provider: { getMigrations: async () => ({ ...migrations }) } });
+const isSqlite = (db: Database) => db.getExecutor().adapter instanceof SqliteAdapter;
+
+/**
+ * Kysely looks for its bookkeeping tables in every schema it can see; on PostgreSQL we name ours (the
+ * connection's current schema), so that deployments in different schemas of one database stay apart.
+ */
+async function migratorFor(db: Database, migrations: Migrations): Promise<Migrator> {
+  const schema = isSqlite(db)
+    ? undefined
+    : (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema;
+  return new Migrator({
+    db,
+    provider: { getMigrations: async () => ({ ...migrations }) },
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
 }
 
 /**
@@ -19,11 +32,11 @@ export async function migrateToLatest(
   migrations: Migrations = allMigrations,
 ): Promise<MigrationResult[]> {
   const migrate = async () => {
-    const { error, results } = await migratorFor(db, migrations).migrateToLatest();
+    const { error, results } = await (await migratorFor(db, migrations)).migrateToLatest();
     if (error) throw error;
     return results ?? [];
   };
-  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return migrate();
+  if (!isSqlite(db)) return migrate();
   await sql`begin immediate`.execute(db);
   try {
     const results = await migrate();
@@ -40,6 +53,6 @@ export async function pendingMigrations(
   db: Database,
   migrations: Migrations = allMigrations,
 ): Promise<string[]> {
-  const known = await migratorFor(db, migrations).getMigrations();
+  const known = await (await migratorFor(db, migrations)).getMigrations();
   return known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
 }

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { decodeJwt } from 'jose';
 import { buildApp } from '../../../src/app.js';
 import { ConfigError, loadConfig } from '../../../src/config.js';
+import { migrations } from '../../../src/platform/db/migrations/index.js';
 import { resolveJwtSecret } from '../../../src/platform/jwt-secret.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import { dialects, testRedisUrl } from '../../helpers/environment.js';
@@ -110,7 +111,7 @@ describe('token command line', () => {
       run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], {
         env: { ...process.env, DATABASE_URL: database.url },
       });
-    assert.deepEqual(JSON.parse((await migrate()).stdout), { applied: ['0001-tokens'] });
+    assert.deepEqual(JSON.parse((await migrate()).stdout), { applied: Object.keys(migrations) });
     assert.deepEqual(JSON.parse((await migrate()).stdout), { applied: [] });
   });
 
@@ -136,10 +137,9 @@ describe('rate limits shared through Redis', {
   skip: testRedisUrl ? false : 'TEST_REDIS_URL is not set',
 }, () => {
   it('counts one budget for two instances', async (t) => {
-    // A limit no other test uses, so that its key space is this test's own.
     const env = { RATE_LIMIT_AUTH_PER_MINUTE: '4' };
     const first = await buildTestApp({ redis: true, env });
-    const second = await buildTestApp({ redis: true, env });
+    const second = await buildTestApp({ redis: true, env, redisKeyPrefix: first.config.redisKeyPrefix });
     t.after(async () => {
       await first.app.close();
       await second.app.close();

@@ -1,0 +1,274 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createPlayersRepository } from '../../../src/modules/players/players.repository.js';
+import { buildTestApp } from '../../helpers/build-test-app.js';
+import { dialects, testRedisUrl } from '../../helpers/environment.js';
+import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
+import { fixtureJson } from '../../helpers/player-fixtures.js';
+import { bearer, issueToken } from '../../helpers/tokens.js';
+
+const { minikloon } = FIXTURE_PLAYERS;
+const NEVER_JOINED = '00000000000000000000000000000000';
+
+type Cache = 'memory' | 'redis';
+const caches: Cache[] = testRedisUrl ? ['memory', 'redis'] : ['memory'];
+let cache: Cache = 'memory';
+
+async function setup(
+  fake: FakeUpstream,
+  dialect: (typeof dialects)[number],
+  env: Record<string, string> = {},
+) {
+  fake.reset();
+  const test = await buildTestApp({ dialect, upstream: fake, env, redis: cache === 'redis' });
+  const token = await issueToken(test.app, test.config);
+  const get = (url: string, auth = token) => test.app.inject({ method: 'GET', url, headers: bearer(auth) });
+  return { ...test, token, get };
+}
+
+for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
+  caches.map((kind) => [dialect, kind] as const),
+)) {
+  describe(`GET /player/{player} on ${dialect} with the ${cacheKind} cache`, () => {
+    let fake: FakeUpstream;
+    before(async () => {
+      cache = cacheKind;
+      fake = await startFakeUpstream();
+    });
+    after(() => fake.close());
+
+    it('serves a player by UUID (dashed, any case) as the upstream sent it, then from the cache', async (t) => {
+      const { app, get } = await setup(fake, dialect);
+      t.after(() => app.close());
+      const first = await get('/player/20934EF9-488C-4651-80A7-8F861586B4CF');
+      assert.equal(first.statusCode, 200, first.body);
+      assert.equal(first.headers['x-cache'], 'MISS');
+      assert.equal(first.headers.age, '0');
+      assert.match(String(first.headers['cache-control']), /^private, max-age=(59|60)$/);
+      const body = first.json();
+      assert.equal(body.success, true);
+      assert.equal(body.throttle, false);
+      assert.deepEqual(body.player, fixtureJson('player.json').player);
+
+      const second = await get(`/player/${minikloon.uuid}`);
+      assert.equal(second.headers['x-cache'], 'HIT');
+      assert.equal(second.body, first.body);
+      assert.equal(fake.callsTo('/v2/player').length, 1, 'a cache hit makes no upstream call');
+    });
+
+    it('resolves a username through Mojang once, and remembers it', async (t) => {
+      const { app, get } = await setup(fake, dialect);
+      t.after(() => app.close());
+      const byName = await get('/player/minikloon');
+      assert.equal(byName.statusCode, 200);
+      assert.equal(byName.json().player.uuid, minikloon.uuid);
+      assert.equal((await get('/player/MINIKLOON')).headers['x-cache'], 'HIT');
+      assert.equal(fake.callsTo('/users/profiles/minecraft/').length, 1);
+      assert.equal(fake.callsTo('/v2/player').length, 1);
+    });
+
+    it('answers 404 in the result shape for an unknown username and for a player who never joined', async (t) => {
+      const { app, get } = await setup(fake, dialect);
+      t.after(() => app.close());
+      for (const url of ['/player/nobody_here', `/player/${NEVER_JOINED}`]) {
+        const reply = await get(url);
+        assert.equal(reply.statusCode, 404, url);
+        const body = reply.json();
+        assert.deepEqual(Object.keys(body).sort(), ['cause', 'player', 'success', 'throttle']);
+        assert.equal(body.success, false);
+        assert.equal(body.throttle, false);
+        assert.equal(body.player, null);
+      }
+      // Not-found answers are cached too.
+      assert.equal((await get(`/player/${NEVER_JOINED}`)).headers['x-cache'], 'HIT');
+    });
+
+    it('answers a bad {player} with a 400 ErrorResponse', async (t) => {
+      const { app, get } = await setup(fake, dialect);
+      t.after(() => app.close());
+      for (const player of [
+        'bad!name',
+        'a_name_far_too_long',
+        `${minikloon.uuid}0`,
+        '20934ef9-488c-4651-80a78f861586b4cf',
+      ]) {
+        const reply = await get(`/player/${encodeURIComponent(player)}`);
+        assert.equal(reply.statusCode, 400, player);
+        const body = reply.json();
+        assert.equal(body.code, 400);
+        assert.equal(body.extra[0].name, 'INVALID_FIELD');
+        assert.match(body.extra[0].reason, /^player must be a Minecraft UUID/);
+      }
+      assert.equal(fake.calls.length, 0);
+    });
+
+    it('needs a token with player:read', async (t) => {
+      const { app, config, get } = await setup(fake, dialect);
+      t.after(() => app.close());
+      assert.equal((await app.inject({ method: 'GET', url: `/player/${minikloon.uuid}` })).statusCode, 401);
+      const otherGrant = await issueToken(app, config, { grants: ['profiles:read'] });
+      assert.equal((await get(`/player/${minikloon.uuid}`, otherGrant)).statusCode, 403);
+    });
+
+    it('serves a GET that carries Content-Type: application/json and {}', async (t) => {
+      const { app, token } = await setup(fake, dialect);
+      t.after(() => app.close());
+      const reply = await app.inject({
+        method: 'GET',
+        url: `/player/${minikloon.uuid}`,
+        headers: { ...bearer(token), 'content-type': 'application/json' },
+        payload: '{}',
+      });
+      assert.equal(reply.statusCode, 200);
+    });
+
+    it('makes exactly one upstream call for 200 concurrent requests for one cold player', async (t) => {
+      const { app, get } = await setup(fake, dialect);
+      t.after(() => app.close());
+      fake.misbehave({ delayMs: 50 });
+      const replies = await Promise.all(Array.from({ length: 200 }, () => get(`/player/${minikloon.uuid}`)));
+      assert.ok(replies.every((reply) => reply.statusCode === 200));
+      assert.equal(fake.callsTo('/v2/player').length, 1);
+      const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+      assert.match(metrics, /single_flight_joins_total\{resource="player"\} 199/);
+      assert.match(metrics, /upstream_requests_total\{upstream="hypixel",endpoint="player",outcome="ok"\} 1/);
+    });
+
+    it('records the player, the names seen and the latest copy on each fetch', async (t) => {
+      const { app, get } = await setup(fake, dialect, { CACHE_PLAYER_FRESH_SECONDS: '0' });
+      t.after(() => app.close());
+      await get(`/player/${minikloon.uuid}`);
+      await get(`/player/${minikloon.uuid}`);
+      const repository = createPlayersRepository(app.db);
+      const record = await repository.find(minikloon.uuid);
+      assert.ok(record);
+      assert.equal(record.name, 'Minikloon');
+      assert.equal(record.fetchCount, 2);
+      assert.ok(record.firstFetchedAt <= record.lastFetchedAt);
+      assert.deepEqual(
+        record.names.map((entry) => entry.name),
+        ['Minikloon'],
+      );
+      const copy = await repository.lastKnown(minikloon.uuid);
+      assert.deepEqual(JSON.parse(copy?.json ?? 'null'), fixtureJson('player.json').player);
+    });
+
+    it('answers 429 throttle:true with Retry-After when the upstream throttles and nothing is cached', async (t) => {
+      const { app, get } = await setup(fake, dialect);
+      t.after(() => app.close());
+      fake.misbehave({ throttle: { global: true } });
+      const reply = await get(`/player/${minikloon.uuid}`);
+      assert.equal(reply.statusCode, 429);
+      assert.deepEqual(reply.json(), {
+        success: false,
+        cause: 'the Hypixel API is throttling requests',
+        throttle: true,
+        player: null,
+      });
+      assert.ok(Number(reply.headers['retry-after']) >= 1);
+      assert.equal(reply.headers['cache-control'], 'no-store');
+      assert.equal(fake.callsTo('/v2/player').length, 1, 'a 429 is never retried');
+    });
+
+    it('serves the stale copy when the upstream is down, slow or answers garbage; without one 502/504', async (t) => {
+      // Many failures in a row here: keep the circuit breaker (tested on its own below) out of the way.
+      const { app, get } = await setup(fake, dialect, {
+        CACHE_PLAYER_FRESH_SECONDS: '0',
+        UPSTREAM_TIMEOUT_MS: '200',
+        UPSTREAM_RETRIES: '1',
+        UPSTREAM_BREAKER_FAILURES: '1000',
+      });
+      t.after(() => app.close());
+      assert.equal((await get(`/player/${minikloon.uuid}`)).headers['x-cache'], 'MISS');
+      const cases: [string, Parameters<FakeUpstream['misbehave']>[0], number][] = [
+        ['down', { failWith: 503 }, 502],
+        ['slow', { delayMs: 400 }, 504],
+        ['garbage', { garbage: true }, 502],
+      ];
+      for (const [what, how, status] of cases) {
+        fake.reset();
+        fake.misbehave(how);
+        const stale = await get(`/player/${minikloon.uuid}`);
+        assert.equal(stale.statusCode, 200, what);
+        assert.equal(stale.headers['x-cache'], 'STALE', what);
+        assert.equal(stale.json().player.uuid, minikloon.uuid, what);
+        assert.match(String(stale.headers['cache-control']), /max-age=0/);
+        const none = await get(`/player/${FIXTURE_PLAYERS.builder.uuid}`);
+        assert.equal(none.statusCode, status, `${what}: ${none.body}`);
+        const body = none.json();
+        assert.equal(body.success, false);
+        assert.equal(body.player, null);
+        assert.equal(typeof body.cause, 'string');
+      }
+    });
+
+    it('answers 503 when the upstream cannot be reached at all', async (t) => {
+      const { app, get } = await setup(fake, dialect, {
+        HYPIXEL_API_URL: 'http://127.0.0.1:1',
+        UPSTREAM_RETRIES: '0',
+      });
+      t.after(() => app.close());
+      const reply = await get(`/player/${minikloon.uuid}`);
+      assert.equal(reply.statusCode, 503);
+      assert.equal(reply.json().player, null);
+    });
+
+    it('serves the stored latest copy after a restart when the upstream is down', async (t) => {
+      const first = await setup(fake, dialect);
+      await first.get(`/player/${minikloon.uuid}`);
+      // A new instance on the same database starts with an empty in-process cache.
+      // (With Redis: a fresh key prefix, so the shared cache is empty too.)
+      const { app } = await buildTestApp({
+        databaseUrl:
+          first.config.database.dialect === 'sqlite'
+            ? `sqlite:${first.config.database.path}`
+            : first.config.database.url,
+        upstream: fake,
+        redis: cache === 'redis',
+      });
+      t.after(async () => {
+        await app.close();
+        await first.app.close();
+      });
+      fake.reset();
+      fake.misbehave({ failWith: 502 });
+      const reply = await app.inject({
+        method: 'GET',
+        url: `/player/${minikloon.uuid}`,
+        headers: bearer(first.token),
+      });
+      assert.equal(reply.statusCode, 200, reply.body);
+      assert.equal(reply.headers['x-cache'], 'STALE');
+      assert.deepEqual(reply.json().player, fixtureJson('player.json').player);
+    });
+
+    it('retries a 5xx, never a 4xx', async (t) => {
+      const { app, get } = await setup(fake, dialect);
+      t.after(() => app.close());
+      fake.misbehave({ failNext: 1 });
+      assert.equal((await get(`/player/${minikloon.uuid}`)).statusCode, 200);
+      assert.equal(fake.callsTo('/v2/player').length, 2);
+
+      const wrongKey = await setup(fake, dialect, { HYPIXEL_API_KEY: 'wrong-key' });
+      t.after(() => wrongKey.app.close());
+      const reply = await wrongKey.get(`/player/${minikloon.uuid}`);
+      assert.equal(reply.statusCode, 502);
+      assert.equal(reply.json().cause, 'the Hypixel API refused the service key');
+      assert.equal(fake.callsTo('/v2/player').length, 1);
+    });
+
+    it('stops calling a failing upstream for a while (circuit breaker)', async (t) => {
+      const { app, get } = await setup(fake, dialect, {
+        UPSTREAM_RETRIES: '0',
+        UPSTREAM_BREAKER_FAILURES: '2',
+      });
+      t.after(() => app.close());
+      fake.misbehave({ failWith: 500 });
+      const statuses = [];
+      for (let index = 1; index <= 4; index++)
+        statuses.push((await get(`/player/${String(index).repeat(32)}`)).statusCode);
+      assert.deepEqual(statuses, [502, 502, 503, 503]);
+      assert.equal(fake.callsTo('/v2/player').length, 2);
+    });
+  });
+}

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { type BudgetOptions, createMemoryBudget, type RateBudget } from '../../src/upstream/budget.js';
+import { createRedisBudget } from '../../src/upstream/budget-redis.js';
+import { testRedisUrl } from '../helpers/environment.js';
+
+const redis = testRedisUrl ? new Redis(testRedisUrl) : undefined;
+after(() => redis?.quit());
+
+const kinds: [string, (options: BudgetOptions) => RateBudget][] = [
+  ['memory', (options) => createMemoryBudget(options)],
+];
+if (redis)
+  kinds.push([
+    'redis',
+    (options) => createRedisBudget(redis, `test:budget:${randomBytes(6).toString('hex')}`, options),
+  ]);
+
+async function grant(budget: RateBudget): Promise<string> {
+  const result = await budget.take();
+  assert.ok(result.granted, 'expected a grant');
+  return result.ticket;
+}
+
+for (const [kind, make] of kinds) {
+  describe(`rate budget (${kind})`, () => {
+    it('sends one probe until the upstream tells its limit, then spends what it said', async () => {
+      const budget = make({ windowMs: 60_000, holdMs: 2000 });
+      const probe = await grant(budget);
+      let waiterGranted = false;
+      const waiter = budget.take().then((result) => {
+        waiterGranted = result.granted;
+        return result;
+      });
+      await sleep(50);
+      assert.equal(waiterGranted, false, 'a second request waits while the probe is out');
+      await budget.settle(probe, { limit: 3, remaining: 2, resetSeconds: 60 });
+      const second = await waiter;
+      assert.ok(second.granted);
+      await grant(budget);
+      const denied = await budget.take();
+      assert.equal(denied.granted, false);
+      if (!denied.granted) assert.ok(denied.retryAfterMs > 55_000 && denied.retryAfterMs <= 60_000);
+      assert.equal(await budget.remaining(), 0);
+    });
+
+    it('lowers what is left by what the upstream says, less the requests still in flight', async () => {
+      const budget = make({ windowMs: 60_000, holdMs: 2000 });
+      await budget.settle(await grant(budget), { limit: 10, remaining: 9, resetSeconds: 60 });
+      const first = await grant(budget);
+      await grant(budget); // still in flight when the first answer arrives
+      await budget.settle(first, { remaining: 4 });
+      assert.equal(await budget.remaining(), 3);
+    });
+
+    it('after a 429, sends nothing until the reset, then the full limit again', async () => {
+      const budget = make({ windowMs: 60_000, holdMs: 2000 });
+      await budget.settle(await grant(budget), { limit: 5, remaining: 4, resetSeconds: 60 });
+      await budget.settle(await grant(budget), { throttled: true, resetSeconds: 1 });
+      assert.equal((await budget.take()).granted, false);
+      await sleep(1100);
+      await grant(budget);
+      assert.equal(await budget.remaining(), 4);
+    });
+
+    it('keeps a static limit per window when the upstream sends none (Mojang)', async () => {
+      const budget = make({ limit: 2, windowMs: 300, holdMs: 2000 });
+      await budget.settle(await grant(budget), {});
+      await budget.settle(await grant(budget), {});
+      assert.equal((await budget.take()).granted, false);
+      await sleep(350);
+      await grant(budget);
+    });
+  });
+}

@@ -6,6 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { FAKE_API_KEY, type FakeUpstream, startFakeUpstream } from '../test/helpers/fake-upstream.js';
 import { type Scenario, scenarios } from './scenarios.js';
 
 const duration = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
@@ -15,6 +16,7 @@ const only = process.env.BENCH_ONLY;
 interface Started {
   readonly child: ChildProcess;
   readonly url: string;
+  readonly token?: string;
 }
 
 function start(script: string, env: Record<string, string>): Promise<Started> {
@@ -24,7 +26,8 @@ function start(script: string, env: Record<string, string>): Promise<Started> {
   });
   return new Promise((resolve, reject) => {
     child.stdout?.setEncoding('utf8').once('data', (line: string) => {
-      resolve({ child, url: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}` });
+      const { port, token } = JSON.parse(line) as { port: number; token?: string };
+      resolve({ child, url: `http://127.0.0.1:${port}`, token });
     });
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
@@ -43,10 +46,10 @@ interface Measured {
   readonly failures: number;
 }
 
-async function load(url: string): Promise<Measured> {
+async function load(url: string, headers: Record<string, string>): Promise<Measured> {
   // A short warm-up lets the JIT and the connection pool settle before the measured run.
-  await autocannon({ url, connections, duration: Math.min(3, duration) });
-  const result = await autocannon({ url, connections, duration });
+  await autocannon({ url, connections, duration: Math.min(3, duration), headers });
+  const result = await autocannon({ url, connections, duration, headers });
   return {
     requestsPerSecond: result.requests.average,
     p50Ms: result.latency.p50,
@@ -55,25 +58,32 @@ async function load(url: string): Promise<Measured> {
   };
 }
 
-async function runScenario(scenario: Scenario) {
-  const service = await start('bench/servers/service.ts', { ...scenario.env });
+async function runScenario(scenario: Scenario, upstream: FakeUpstream) {
+  const upstreamEnv: Record<string, string> = scenario.upstream
+    ? { HYPIXEL_API_URL: upstream.url, MOJANG_API_URL: upstream.url, HYPIXEL_API_KEY: FAKE_API_KEY }
+    : {};
+  const service = await start('bench/servers/service.ts', { ...upstreamEnv, ...scenario.env });
+  const headers: Record<string, string> =
+    scenario.authenticated && service.token ? { authorization: `Bearer ${service.token}` } : {};
   let serviceResult: Measured;
   let baselineResult: Measured;
   try {
-    const sample = await fetch(`${service.url}${scenario.path}`);
-    const headers: Record<string, string> = {};
+    // This first request also fills the cache for cache-hit scenarios.
+    const sample = await fetch(`${service.url}${scenario.path}`, { headers });
+    if (!sample.ok) throw new Error(`${scenario.name}: the service answered ${sample.status}`);
+    const sent: Record<string, string> = {};
     for (const name of ['content-type', 'api-version', 'x-request-id', 'x-cache', 'cache-control', 'age']) {
       const value = sample.headers.get(name);
-      if (value !== null) headers[name] = value;
+      if (value !== null) sent[name] = value;
     }
     const body = Buffer.from(await sample.arrayBuffer()).toString('base64');
     const file = join(mkdtempSync(join(tmpdir(), 'pds-bench-')), 'response.json');
-    writeFileSync(file, JSON.stringify({ headers, body }));
-    serviceResult = await load(`${service.url}${scenario.path}`);
+    writeFileSync(file, JSON.stringify({ headers: sent, body }));
+    serviceResult = await load(`${service.url}${scenario.path}`, headers);
     await stop(service);
     const baseline = await start('bench/servers/baseline.ts', { BASELINE_RESPONSE: file });
     try {
-      baselineResult = await load(`${baseline.url}${scenario.path}`);
+      baselineResult = await load(`${baseline.url}${scenario.path}`, headers);
     } finally {
       await stop(baseline);
     }
@@ -86,8 +96,9 @@ async function runScenario(scenario: Scenario) {
 
 const fixed = (value: number, digits = 2) => value.toFixed(digits);
 console.log(`connections=${connections} duration=${duration}s node=${process.version}`);
+const upstream = await startFakeUpstream();
 for (const scenario of scenarios.filter((candidate) => !only || candidate.name.includes(only))) {
-  const { service, baseline } = await runScenario(scenario);
+  const { service, baseline } = await runScenario(scenario, upstream);
   console.log(`\n${scenario.name}`);
   console.log(
     `  service : ${fixed(service.requestsPerSecond, 0)} req/s  p50 ${service.p50Ms} ms  p99 ${service.p99Ms} ms  failures ${service.failures}`,
@@ -100,3 +111,4 @@ for (const scenario of scenarios.filter((candidate) => !only || candidate.name.i
       `p99 ${fixed(service.p99Ms / Math.max(baseline.p99Ms, 1))}x baseline`,
   );
 }
+await upstream.close();

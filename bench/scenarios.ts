@@ -5,8 +5,30 @@
 export interface Scenario {
   readonly name: string;
   readonly path: string;
-  /** Environment for the service process (for example a fake upstream's URL). */
+  /** Environment for the service process. */
   readonly env?: Readonly<Record<string, string>>;
+  /** Send a bearer token with every grant (the service process issues it). */
+  readonly authenticated?: boolean;
+  /** Point the service at the fake upstream (started by the runner). */
+  readonly upstream?: boolean;
 }
 
-export const scenarios: readonly Scenario[] = [{ name: 'GET /health', path: '/health' }];
+export const scenarios: readonly Scenario[] = [
+  { name: 'GET /health', path: '/health' },
+  {
+    // The hot path: a large player (917 KB) served from the in-process cache, token checked on every request.
+    name: 'GET /player/{uuid} cache hit, large player',
+    path: '/player/ef962ec2df6e48a2ac9d6062c1b84652',
+    env: { CACHE_PLAYER_FRESH_SECONDS: '86400' },
+    authenticated: true,
+    upstream: true,
+  },
+  {
+    // The same with a typical player (46 KB): per-request overhead weighs more here.
+    name: 'GET /player/{uuid} cache hit, typical player',
+    path: '/player/20934ef9488c465180a78f861586b4cf',
+    env: { CACHE_PLAYER_FRESH_SECONDS: '86400' },
+    authenticated: true,
+    upstream: true,
+  },
+];

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import type { DatabaseConfig } from '../../config.js';
 import type { Tables } from './tables.js';
@@ -22,7 +23,7 @@ export function createDatabase(settings: DatabaseConfig): Database {
     connection.pragma('synchronous = FULL');
     connection.pragma('foreign_keys = ON');
     connection.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-    return new Kysely<Tables>({ dialect: new SqliteDialect({ database: connection }) });
+    return new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
   }
   const pool = new pg.Pool({
     connectionString: settings.url,
@@ -35,6 +36,28 @@ export function createDatabase(settings: DatabaseConfig): Database {
     },
   });
   return new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** Prepared statements kept per connection: queries are few and repeat (a token check on every request). */
+const SQLITE_STATEMENTS_KEPT = 500;
+
+/**
+ * Kysely prepares every query anew; preparing costs more than running a primary-key lookup. better-sqlite3
+ * statements are reusable, so keep them by SQL text (the parameters are bound at each run).
+ */
+function withStatementCache(connection: SQLite.Database): SqliteDatabase {
+  const statements = new LRUCache<string, SQLite.Statement>({ max: SQLITE_STATEMENTS_KEPT });
+  return {
+    close: () => connection.close(),
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        statement = connection.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
 }
 
 /** Throws when the database does not answer a trivial query. */

@@ -31,6 +31,8 @@ export interface Misbehaviour {
   garbage?: boolean;
   /** Answer only the next this many calls with a 502 page, then behave. */
   failNext?: number;
+  /** Answer every call with exactly this (a wrong shape, an old server's 204...). */
+  answerWith?: { status: number; body: string };
 }
 
 export interface UpstreamCall {
@@ -170,6 +172,10 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       if (how.failWith) {
         response.writeHead(how.failWith, { 'content-type': 'text/html' });
         return response.end(CLOUDFLARE_PAGE(how.failWith));
+      }
+      if (how.answerWith) {
+        response.writeHead(how.answerWith.status, { 'content-type': 'application/json' });
+        return response.end(how.answerWith.body);
       }
       if (how.garbage) {
         response.writeHead(200, { 'content-type': 'text/html' });

@@ -65,6 +65,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     keepAliveTimeout: 30_000,
   });
   const { name, breaker, budget, metrics } = options;
+  metrics.watchBudget(name, () => budget.remaining());
 
   async function attempt(
     path: string,
@@ -120,7 +121,6 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       resetSeconds: resetSecondsOf(response.headers),
       throttled,
     });
-    metrics.budgetRemaining(name, await budget.remaining());
     const outcome: UpstreamOutcome =
       response.status >= 500
         ? 'server_error'

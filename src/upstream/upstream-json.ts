@@ -6,7 +6,7 @@ const LONG_INTEGER = /\d{16,}/;
 
 /**
  * Parses an upstream JSON body. Numbers a double cannot hold exactly are rare in upstream replies; when the
- * text has any, the slower lossless parser keeps them, so that what we serve is what the upstream sent.
+ * text holds one, the slower lossless parser keeps its digits, so that we serve what the upstream sent.
  */
 export function parseUpstreamJson(
   name: string,

@@ -13,7 +13,8 @@ export type UpstreamOutcome =
 
 export interface UpstreamMetrics {
   called(upstream: string, endpoint: string, outcome: UpstreamOutcome, seconds?: number): void;
-  budgetRemaining(upstream: string, remaining: number | undefined): void;
+  /** Reports the budget's remaining requests whenever metrics are scraped (no work per request). */
+  watchBudget(upstream: string, remaining: () => Promise<number | undefined>): void;
 }
 
 export function createUpstreamMetrics(registry: Registry): UpstreamMetrics {
@@ -30,19 +31,26 @@ export function createUpstreamMetrics(registry: Registry): UpstreamMetrics {
     buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
     registers: [registry],
   });
-  const budget = new Gauge({
+  const budgets = new Map<string, () => Promise<number | undefined>>();
+  new Gauge({
     name: 'upstream_budget_remaining',
     help: 'Requests left in the upstream key budget for the current window, when known.',
     labelNames: ['upstream'],
     registers: [registry],
+    async collect() {
+      for (const [upstream, remaining] of budgets) {
+        const value = await remaining().catch(() => undefined);
+        if (value !== undefined) this.set({ upstream }, value);
+      }
+    },
   });
   return {
     called(upstream, endpoint, outcome, seconds) {
       calls.inc({ upstream, endpoint, outcome });
       if (seconds !== undefined) latency.observe({ upstream, endpoint }, seconds);
     },
-    budgetRemaining(upstream, remaining) {
-      if (remaining !== undefined) budget.set({ upstream }, remaining);
+    watchBudget(upstream, remaining) {
+      budgets.set(upstream, remaining);
     },
   };
 }

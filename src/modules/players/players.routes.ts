@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sendAnswer } from '../../platform/cache/cached-answer.js';
-import { errorResponses } from '../../platform/error-response.js';
-import { PlayerParamsSchema, PlayerResultSchema } from './players.schemas.js';
+import { PlayerParamsSchema, PlayerResultSchema, resultResponses } from './players.schemas.js';
 import type { PlayersService } from './players.service.js';
 
 export const playersRoutes: FastifyPluginAsyncTypebox<{ service: PlayersService }> = async (
@@ -20,15 +19,7 @@ export const playersRoutes: FastifyPluginAsyncTypebox<{ service: PlayersService 
           'the upstream; a stale copy (up to 24 h old) stands in when the upstream fails. Grant: player:read.',
         security: [{ bearerAuth: [] }],
         params: PlayerParamsSchema,
-        response: {
-          200: PlayerResultSchema,
-          404: PlayerResultSchema,
-          429: PlayerResultSchema,
-          502: PlayerResultSchema,
-          503: PlayerResultSchema,
-          504: PlayerResultSchema,
-          ...errorResponses(400, 401, 403),
-        },
+        response: resultResponses(PlayerResultSchema),
       },
     },
     async (request, reply) => sendAnswer(reply, await service.player(request.params.player)),

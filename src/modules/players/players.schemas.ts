@@ -1,4 +1,5 @@
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
+import { errorResponses } from '../../platform/error-response.js';
 import { PLAYER_PATTERN } from './players.service.js';
 
 export const PlayerParamsSchema = Type.Object({
@@ -40,3 +41,16 @@ export const ProfilesResultSchema = resultShape(
   }),
   'ProfilesResult, with the failures and headers of PlayerResult.',
 );
+
+/** Every answer of an upstream-backed endpoint: the result shape for its own outcomes, ErrorResponse for the rest. */
+export function resultResponses<S extends TSchema>(result: S) {
+  return {
+    200: result,
+    404: result,
+    429: result,
+    502: result,
+    503: result,
+    504: result,
+    ...errorResponses(400, 401, 403),
+  };
+}

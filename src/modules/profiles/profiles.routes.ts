@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sendAnswer } from '../../platform/cache/cached-answer.js';
-import { errorResponses } from '../../platform/error-response.js';
-import { PlayerParamsSchema, ProfilesResultSchema } from '../players/players.schemas.js';
+import { PlayerParamsSchema, ProfilesResultSchema, resultResponses } from '../players/players.schemas.js';
 import type { ProfilesService } from './profiles.service.js';
 
 export const profilesRoutes: FastifyPluginAsyncTypebox<{ service: ProfilesService }> = async (
@@ -20,15 +19,7 @@ export const profilesRoutes: FastifyPluginAsyncTypebox<{ service: ProfilesServic
           'failures and cache headers of /player/{player}. Grant: profiles:read.',
         security: [{ bearerAuth: [] }],
         params: PlayerParamsSchema,
-        response: {
-          200: ProfilesResultSchema,
-          404: ProfilesResultSchema,
-          429: ProfilesResultSchema,
-          502: ProfilesResultSchema,
-          503: ProfilesResultSchema,
-          504: ProfilesResultSchema,
-          ...errorResponses(400, 401, 403),
-        },
+        response: resultResponses(ProfilesResultSchema),
       },
     },
     async (request, reply) => sendAnswer(reply, await service.profiles(request.params.player)),

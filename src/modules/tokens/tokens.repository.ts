@@ -15,15 +15,7 @@ export interface TokenRecord {
   readonly revokedAt: number | null;
 }
 
-export interface NewToken {
-  readonly jti: string;
-  readonly owner: bigint;
-  readonly grants: readonly Grant[];
-  readonly chainId: string;
-  readonly rotatedFrom: string | null;
-  readonly issuedAt: number;
-  readonly expiresAt: number;
-}
+export type NewToken = Omit<TokenRecord, 'rotatedAt' | 'revokedAt'>;
 
 /** All SQL about issued tokens. Times are epoch milliseconds. */
 export function createTokensRepository(db: Database) {

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
-import { type BudgetOptions, type RateBudget, type TakeResult, takeWithWait } from './budget.js';
+import {
+  type BudgetOptions,
+  createMemoryBudget,
+  type RateBudget,
+  type TakeResult,
+  takeWithWait,
+} from './budget.js';
 
 /*
  * The budget shared by every instance through Redis: one hash (limit, remaining, resetAt) and one sorted
@@ -62,9 +69,23 @@ return 1`;
 
 const text = (value: number | undefined) => (value === undefined ? '' : String(value));
 
-/** A budget under `key` shared by every instance using this Redis. */
-export function createRedisBudget(redis: Redis, key: string, options: BudgetOptions): RateBudget {
+const LOCAL_TICKET = 'local:';
+
+/**
+ * A budget under `key` shared by every instance using this Redis. While Redis cannot be reached, each
+ * instance keeps an in-process budget of the same rules instead, rather than failing or going unbounded.
+ */
+export function createRedisBudget(
+  redis: Redis,
+  key: string,
+  options: BudgetOptions,
+  log: FastifyBaseLogger,
+): RateBudget {
   const keys = [key, `${key}:in-flight`] as const;
+  const local = createMemoryBudget(options);
+  const fallBack = (error: unknown) => {
+    log.warn({ err: error, budget: key }, "redis budget unavailable; using this instance's own budget");
+  };
 
   const tryTake = async (): Promise<TakeResult> => {
     const ticket = randomUUID();
@@ -83,19 +104,31 @@ export function createRedisBudget(redis: Redis, key: string, options: BudgetOpti
   };
 
   return {
-    take: () => takeWithWait(tryTake, options.holdMs),
+    async take() {
+      try {
+        return await takeWithWait(tryTake, options.holdMs);
+      } catch (error) {
+        fallBack(error);
+        const result = await local.take();
+        return result.granted ? { granted: true, ticket: `${LOCAL_TICKET}${result.ticket}` } : result;
+      }
+    },
     async settle(grantedTicket, observed) {
-      await redis.eval(
-        SETTLE,
-        2,
-        ...keys,
-        grantedTicket,
-        observed.throttled ? '1' : '',
-        text(observed.limit),
-        text(observed.remaining),
-        text(observed.resetSeconds),
-        options.windowMs,
-      );
+      if (grantedTicket.startsWith(LOCAL_TICKET))
+        return local.settle(grantedTicket.slice(LOCAL_TICKET.length), observed);
+      await redis
+        .eval(
+          SETTLE,
+          2,
+          ...keys,
+          grantedTicket,
+          observed.throttled ? '1' : '',
+          text(observed.limit),
+          text(observed.remaining),
+          text(observed.resetSeconds),
+          options.windowMs,
+        )
+        .catch(fallBack);
     },
     async remaining() {
       const value = await redis.hget(key, 'remaining');

@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { UpstreamConfig } from '../config.js';
 import { type BudgetOptions, createMemoryBudget, type RateBudget } from './budget.js';
@@ -23,11 +24,18 @@ const TICKET_SLACK_MS = 1000;
  */
 export function createUpstreams(
   config: UpstreamConfig,
-  { redis, keyPrefix, metrics }: { redis: Redis | undefined; keyPrefix: string; metrics: UpstreamMetrics },
+  {
+    redis,
+    keyPrefix,
+    metrics,
+    log,
+  }: { redis: Redis | undefined; keyPrefix: string; metrics: UpstreamMetrics; log: FastifyBaseLogger },
 ): Upstreams {
   const holdMs = config.timeoutMs + TICKET_SLACK_MS;
   const budget = (name: string, options: BudgetOptions): RateBudget =>
-    redis ? createRedisBudget(redis, `${keyPrefix}budget:${name}`, options) : createMemoryBudget(options);
+    redis
+      ? createRedisBudget(redis, `${keyPrefix}budget:${name}`, options, log)
+      : createMemoryBudget(options);
   const client = (name: string, baseUrl: string, rateBudget: RateBudget) =>
     createUpstreamClient({
       name,

@@ -32,6 +32,7 @@ export function createPlayerData(
     redis,
     keyPrefix,
     metrics: createUpstreamMetrics(registry),
+    log,
   });
   const caching = createCaching(freshnessConfig, { redis, keyPrefix, registry, log });
   const staleIfErrorMs = freshnessConfig.staleIfErrorSeconds * 1000;

@@ -14,7 +14,10 @@ export interface CacheEntry {
 export interface Cache {
   get(key: string): Promise<CacheEntry | undefined>;
   set(key: string, entry: CacheEntry, keepForMs: number): Promise<void>;
-  /** Sets only when the key is absent; true when it did. */
+  /**
+   * Sets only when the key is absent; true when it did. A shared cache that cannot answer also says true,
+   * so that a caller using this as a lock goes ahead instead of waiting on an outage.
+   */
   add(key: string, entry: CacheEntry, keepForMs: number): Promise<boolean>;
   delete(key: string): Promise<void>;
 }

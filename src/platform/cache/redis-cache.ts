@@ -22,7 +22,8 @@ export function createRedisCache(redis: Redis, prefix: string, log: FastifyBaseL
       const answer = await redis
         .set(prefix + key, encodeEntry(entry), 'PX', Math.max(1, Math.ceil(keepForMs)), 'NX')
         .catch(failed('add'));
-      return answer === 'OK';
+      // undefined: Redis did not answer; go ahead (see Cache.add).
+      return answer === 'OK' || answer === undefined;
     },
     async delete(key) {
       await redis.del(prefix + key).catch(failed('delete'));

@@ -1,4 +1,11 @@
-import { type Migration, type MigrationResult, Migrator, SqliteAdapter, sql } from 'kysely';
+import {
+  type DatabaseIntrospector,
+  type Migration,
+  type MigrationResult,
+  Migrator,
+  SqliteAdapter,
+  sql,
+} from 'kysely';
 import type { Database } from './database.js';
 import { migrations as allMigrations } from './migrations/index.js';
 
@@ -7,17 +14,38 @@ type Migrations = Readonly<Record<string, Migration>>;
 const isSqlite = (db: Database) => db.getExecutor().adapter instanceof SqliteAdapter;
 
 /**
- * Kysely looks for its bookkeeping tables in every schema it can see; on PostgreSQL we name ours (the
- * connection's current schema), so that deployments in different schemas of one database stay apart.
+ * On PostgreSQL, Kysely's migrator looks for its bookkeeping tables by listing the tables of every schema
+ * in the database. That mixes up deployments in different schemas of one database, and fails outright when
+ * another deployment drops a schema during the listing. So the migrator gets the same database seen
+ * through an introspector of the connection's own schema, and is told that schema by name.
  */
 async function migratorFor(db: Database, migrations: Migrations): Promise<Migrator> {
-  const schema = isSqlite(db)
-    ? undefined
-    : (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema;
-  return new Migrator({
-    db,
-    provider: { getMigrations: async () => ({ ...migrations }) },
-    ...(schema ? { migrationTableSchema: schema } : {}),
+  const provider = { getMigrations: async () => ({ ...migrations }) };
+  if (isSqlite(db)) return new Migrator({ db, provider });
+  const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]
+    ?.schema;
+  if (!schema) throw new Error('the database connection has no current schema (check search_path)');
+  return new Migrator({ db: withOwnSchemaIntrospection(db, schema), provider, migrationTableSchema: schema });
+}
+
+function withOwnSchemaIntrospection(db: Database, schema: string): Database {
+  const introspector: DatabaseIntrospector = {
+    getSchemas: async () => [{ name: schema }],
+    getTables: async () => {
+      const { rows } = await sql<{ name: string; isView: boolean }>`
+        select table_name as name, table_type = 'VIEW' as "isView"
+        from information_schema.tables where table_schema = ${schema}`.execute(db);
+      return rows.map((row) => ({ name: row.name, schema, isView: row.isView, columns: [] }));
+    },
+    getMetadata: async () => ({ tables: await introspector.getTables() }),
+  };
+  // Everything else is the database itself (methods bound to it: Kysely keeps private state).
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === 'introspection') return introspector;
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
   });
 }
 

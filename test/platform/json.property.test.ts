@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { parseJsonBody } from '../../src/platform/json.js';
+import { MAX_SNOWFLAKE, Snowflake, SnowflakeOut } from '../../src/platform/snowflake.js';
+import { buildTestApp } from '../helpers/build-test-app.js';
+
+/** Integers JSON.stringify writes as plain digits that are not safe integers (2^53 and beyond, below 1e21). */
+const unsafeDigits = (value: unknown): boolean =>
+  typeof value === 'number'
+    ? Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21
+    : typeof value === 'object' && value !== null && Object.values(value).some(unsafeDigits);
+
+/** JSON values whose integers are all safe, so JSON.parse is a fair oracle. */
+const exactJson = fc
+  .jsonValue()
+  .filter((value) => !JSON.stringify(value).includes('__proto__') && !unsafeDigits(value));
+
+describe('exact JSON (properties)', () => {
+  it('parses any JSON text as JSON.parse does, when its integers are safe', () => {
+    fc.assert(
+      fc.property(exactJson, (value) => {
+        const text = JSON.stringify(value);
+        assert.deepEqual(parseJsonBody(text), JSON.parse(text));
+      }),
+    );
+  });
+
+  it('keeps the exact digits of every integer beyond the safe range', () => {
+    const unsafe = fc.oneof(
+      fc.bigInt({ min: 2n ** 53n, max: 2n ** 200n }),
+      fc.bigInt({ min: -(2n ** 200n), max: -(2n ** 53n) }),
+    );
+    fc.assert(
+      fc.property(unsafe, (id) => {
+        assert.deepEqual(parseJsonBody(`{"n":[${id}]}`), { n: [id.toString()] });
+      }),
+    );
+  });
+
+  describe('through a route', () => {
+    let app: FastifyInstance;
+    before(async () => {
+      ({ app } = await buildTestApp({ env: { LOG_LEVEL: 'silent' } }));
+      app.post(
+        '/test/id',
+        {
+          schema: {
+            body: Type.Object({ id: Snowflake() }),
+            response: { 200: Type.Object({ id: SnowflakeOut() }) },
+          },
+        },
+        async (request) => request.body,
+      );
+    });
+    after(() => app.close());
+
+    it('hands back every ID from 0 to 2^64-1 as the same digits, given as a number or a string', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.bigInt({ min: 0n, max: MAX_SNOWFLAKE }), fc.boolean(), async (id, asString) => {
+          const payload = asString ? `{"id":"${id}"}` : `{"id":${id}}`;
+          const reply = await app.inject({
+            method: 'POST',
+            url: '/test/id',
+            headers: { 'content-type': 'application/json' },
+            payload,
+          });
+          assert.equal(reply.statusCode, 200, reply.body);
+          assert.equal(reply.body, `{"id":${id}}`);
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it('refuses every ID beyond 2^64-1 or below 0 with a 400', async () => {
+      const outside = fc.oneof(
+        fc.bigInt({ min: MAX_SNOWFLAKE + 1n, max: 2n ** 80n }),
+        fc.bigInt({ min: -(2n ** 70n), max: -1n }),
+      );
+      await fc.assert(
+        fc.asyncProperty(outside, async (id) => {
+          const reply = await app.inject({
+            method: 'POST',
+            url: '/test/id',
+            headers: { 'content-type': 'application/json' },
+            payload: `{"id":${id}}`,
+          });
+          assert.equal(reply.statusCode, 400, `${id}: ${reply.body}`);
+        }),
+        { numRuns: 200 },
+      );
+    });
+  });
+});

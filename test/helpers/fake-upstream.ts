@@ -107,7 +107,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     response.end(bytes);
   };
 
-  function hypixel(request: IncomingMessage, response: ServerResponse, url: URL) {
+  function hypixel(request: IncomingMessage, response: ServerResponse, url: URL, mode: Misbehaviour) {
     const now = Date.now();
     if (now - windowStart >= windowMs) {
       windowStart = now;
@@ -121,8 +121,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     };
     if (request.headers['api-key'] !== FAKE_API_KEY)
       return json(response, 403, { success: false, cause: 'Invalid API key' });
-    if (how.throttle || usedInWindow > limit) {
-      const global = how.throttle && how.throttle.global === true ? { global: true } : {};
+    if (mode.throttle || usedInWindow > limit) {
+      const global = mode.throttle && mode.throttle.global === true ? { global: true } : {};
       return json(response, 429, { success: false, cause: 'Key throttle', throttle: true, ...global }, rate);
     }
     const uuid = url.searchParams.get('uuid');
@@ -163,29 +163,33 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       apiKey: typeof apiKey === 'string' ? apiKey : undefined,
       at: Date.now(),
     });
+    // How to answer is decided now, as the request arrives: a delayed answer must not read (or use up)
+    // the switches a later test sets.
+    const mode = how;
+    const failThisOne = (how.failNext ?? 0) > 0;
+    if (failThisOne) how = { ...how, failNext: (how.failNext ?? 1) - 1 };
     const answer = () => {
-      if (how.failNext) {
-        how = { ...how, failNext: how.failNext - 1 };
+      if (failThisOne) {
         response.writeHead(502, { 'content-type': 'text/html' });
         return response.end(CLOUDFLARE_PAGE(502));
       }
-      if (how.failWith) {
-        response.writeHead(how.failWith, { 'content-type': 'text/html' });
-        return response.end(CLOUDFLARE_PAGE(how.failWith));
+      if (mode.failWith) {
+        response.writeHead(mode.failWith, { 'content-type': 'text/html' });
+        return response.end(CLOUDFLARE_PAGE(mode.failWith));
       }
-      if (how.answerWith) {
-        response.writeHead(how.answerWith.status, { 'content-type': 'application/json' });
-        return response.end(how.answerWith.body);
+      if (mode.answerWith) {
+        response.writeHead(mode.answerWith.status, { 'content-type': 'application/json' });
+        return response.end(mode.answerWith.body);
       }
-      if (how.garbage) {
+      if (mode.garbage) {
         response.writeHead(200, { 'content-type': 'text/html' });
         return response.end('<html><body>Just a moment...</body></html>');
       }
-      if (url.pathname.startsWith('/v2/')) return hypixel(request, response, url);
+      if (url.pathname.startsWith('/v2/')) return hypixel(request, response, url, mode);
       if (url.pathname.startsWith('/users/profiles/minecraft/')) return mojang(response, url);
       return json(response, 404, { success: false, cause: 'Not found' });
     };
-    if (how.delayMs) setTimeout(answer, how.delayMs);
+    if (mode.delayMs) setTimeout(answer, mode.delayMs);
     else answer();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

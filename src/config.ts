@@ -54,7 +54,7 @@ const EnvSchema = Type.Object({
 });
 
 /** HS256 is only as strong as its key: RFC 7518 asks for at least the hash size, 256 bits. */
-export const MIN_JWT_SECRET_BYTES = 32;
+const MIN_JWT_SECRET_BYTES = 32;
 
 type Env = Static<typeof EnvSchema>;
 

@@ -5,7 +5,7 @@ import { type TUnsafe, Type } from 'typebox';
 export const MAX_SNOWFLAKE = 2n ** 64n - 1n;
 const DIGITS = /^[0-9]{1,20}$/;
 
-export const SNOWFLAKE_KEYWORD = 'x-snowflake';
+const SNOWFLAKE_KEYWORD = 'x-snowflake';
 const SNOWFLAKE_REASON = `must be an integer from 0 to ${MAX_SNOWFLAKE}, as a JSON number or a decimal string`;
 
 /** A snowflake from a JSON integer, a decimal string or a bigint; undefined when it is not one. */

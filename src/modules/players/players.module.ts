@@ -2,13 +2,19 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config.js';
+import type { CacheEntry } from '../../platform/cache/cache.js';
 import { createCaching } from '../../platform/cache/caching.js';
 import type { Database } from '../../platform/db/database.js';
 import { createUpstreamMetrics } from '../../upstream/upstream-metrics.js';
 import { createUpstreams } from '../../upstream/upstreams.js';
 import { createProfilesService, type ProfilesService } from '../profiles/profiles.service.js';
 import { createPlayersRepository } from './players.repository.js';
-import { createPlayersService, freshness, type PlayersService } from './players.service.js';
+import { createPlayersService, type PlayersService } from './players.service.js';
+
+/** How long a player or username answer stays fresh: found answers and not-found answers differ. */
+function freshness(foundSeconds: number, notFoundSeconds: number) {
+  return (entry: CacheEntry) => (entry.status === 404 ? notFoundSeconds : foundSeconds) * 1000;
+}
 
 export interface PlayerData {
   readonly players: PlayersService;
@@ -50,7 +56,6 @@ export function createPlayerData(
       freshMs: freshness(freshnessConfig.usernameFreshSeconds, freshnessConfig.notFoundFreshSeconds),
       staleIfErrorMs,
     }),
-    freshness: freshnessConfig,
     log,
   });
   const profiles = createProfilesService({
@@ -61,7 +66,6 @@ export function createPlayerData(
       freshMs: () => freshnessConfig.profilesFreshSeconds * 1000,
       staleIfErrorMs,
     }),
-    freshness: freshnessConfig,
   });
   return { players, profiles, close: () => upstreams.close() };
 }

@@ -1,5 +1,4 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { CacheConfig } from '../../config.js';
 import type { CacheEntry } from '../../platform/cache/cache.js';
 import {
   answerFromFailure,
@@ -41,7 +40,6 @@ export interface PlayersServiceDeps {
   /** Cached resources: `player` (UUID -> data) and `username` (name -> UUID). */
   readonly players: CachedResource;
   readonly usernames: CachedResource;
-  readonly freshness: CacheConfig;
   readonly log: FastifyBaseLogger;
   readonly now?: () => number;
 }
@@ -49,16 +47,9 @@ export interface PlayersServiceDeps {
 const NEVER_JOINED = failureBody('player', 'This player has never joined Hypixel');
 const UNKNOWN_NAME_CAUSE = 'No Minecraft player has this username';
 
-/** How long a player or username answer stays fresh: found answers and not-found answers differ. */
-export function freshness(foundSeconds: number, notFoundSeconds: number) {
-  return (entry: CacheEntry) => (entry.status === 404 ? notFoundSeconds : foundSeconds) * 1000;
-}
-
 export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
   const { hypixel, mojang, repository, log } = deps;
   const now = deps.now ?? Date.now;
-  const playerFresh = freshness(deps.freshness.playerFreshSeconds, deps.freshness.notFoundFreshSeconds);
-  const usernameFresh = freshness(deps.freshness.usernameFreshSeconds, deps.freshness.notFoundFreshSeconds);
   const playerBody = (json: string) => Buffer.from(`{"success":true,"throttle":false,"player":${json}}`);
 
   async function fetchPlayer(uuid: string): Promise<CacheEntry> {
@@ -108,7 +99,7 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
             return known && { status: 200, body: playerBody(known.json), storedAt: known.fetchedAt };
           },
         );
-        return answerFromServed(served, playerFresh, now());
+        return answerFromServed(served, now());
       } catch (error) {
         if (error instanceof UpstreamFailure) return answerFromFailure('player', error);
         throw error;
@@ -116,7 +107,7 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
     },
 
     unknownAnswer(field, unknown) {
-      const answer = answerFromServed(unknown, usernameFresh, now());
+      const answer = answerFromServed(unknown, now());
       return { ...answer, status: 404, body: failureBody(field, UNKNOWN_NAME_CAUSE) };
     },
   };

@@ -1,4 +1,3 @@
-import type { CacheConfig } from '../../config.js';
 import type { CacheEntry } from '../../platform/cache/cache.js';
 import {
   answerFromFailure,
@@ -20,13 +19,11 @@ export interface ProfilesServiceDeps {
   readonly players: PlayersService;
   /** The cached resource `profiles` (UUID -> profiles). */
   readonly profiles: ReturnType<typeof createCachedResource>;
-  readonly freshness: CacheConfig;
   readonly now?: () => number;
 }
 
 export function createProfilesService(deps: ProfilesServiceDeps): ProfilesService {
   const now = deps.now ?? Date.now;
-  const freshMs = (_entry: CacheEntry) => deps.freshness.profilesFreshSeconds * 1000;
 
   async function fetchProfiles(uuid: string): Promise<CacheEntry> {
     // A player with no profiles, or who never joined, has `profiles: []`.
@@ -40,7 +37,7 @@ export function createProfilesService(deps: ProfilesServiceDeps): ProfilesServic
         const resolved = await deps.players.resolve(player);
         if ('unknown' in resolved) return deps.players.unknownAnswer('profiles', resolved.unknown);
         const served = await deps.profiles.get(resolved.uuid, () => fetchProfiles(resolved.uuid));
-        return answerFromServed(served, freshMs, now());
+        return answerFromServed(served, now());
       } catch (error) {
         if (error instanceof UpstreamFailure) return answerFromFailure('profiles', error);
         throw error;

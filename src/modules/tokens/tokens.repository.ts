@@ -84,16 +84,6 @@ export function createTokensRepository(db: Database) {
         .executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
-
-    async revoke(jti: string, reason: RevokedReason, now: number): Promise<boolean> {
-      const result = await db
-        .updateTable('tokens')
-        .set({ revoked_at: now, revoked_reason: reason })
-        .where('jti', '=', jti)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      return result.numUpdatedRows === 1n;
-    },
   };
 }
 

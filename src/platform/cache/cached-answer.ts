@@ -1,6 +1,5 @@
 import type { FastifyReply } from 'fastify';
 import { FAILURE_STATUS, type UpstreamFailure } from '../../upstream/upstream-failure.js';
-import type { CacheEntry } from './cache.js';
 import type { CacheStatus, Served } from './cached-resource.js';
 
 /** What an upstream-backed endpoint answers: a status, the serialized body, and how it relates to the cache. */
@@ -22,15 +21,10 @@ export function failureBody(field: 'player' | 'profiles', cause: string, throttl
 }
 
 /** A served cache entry as an answer, with its age and how much longer clients may keep it. */
-export function answerFromServed(
-  served: Served,
-  freshMs: (entry: CacheEntry) => number,
-  now: number = Date.now(),
-): CachedAnswer {
-  const { entry, cacheStatus } = served;
+export function answerFromServed(served: Served, now: number = Date.now()): CachedAnswer {
+  const { entry, cacheStatus, freshMs } = served;
   const ageMs = Math.max(0, now - entry.storedAt);
-  const maxAgeSeconds =
-    cacheStatus === 'STALE' ? 0 : Math.max(0, Math.floor((freshMs(entry) - ageMs) / 1000));
+  const maxAgeSeconds = cacheStatus === 'STALE' ? 0 : Math.max(0, Math.floor((freshMs - ageMs) / 1000));
   return {
     status: entry.status,
     body: entry.body,

@@ -9,6 +9,8 @@ export type CacheStatus = 'HIT' | 'MISS' | 'STALE';
 export interface Served {
   readonly entry: CacheEntry;
   readonly cacheStatus: CacheStatus;
+  /** How long the entry is fresh by its resource's rules. */
+  readonly freshMs: number;
 }
 
 export interface ResourceRules {
@@ -70,6 +72,11 @@ const LOCK_ENTRY: CacheEntry = { status: 0, body: Buffer.alloc(0), storedAt: 0 }
 export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRules) {
   const { cache, flights, metrics } = deps;
   const now = deps.now ?? Date.now;
+  const served = (entry: CacheEntry, cacheStatus: CacheStatus): Served => ({
+    entry,
+    cacheStatus,
+    freshMs: rules.freshMs(entry),
+  });
   const usable = (entry: CacheEntry | undefined) =>
     entry && now() - entry.storedAt < rules.freshMs(entry) + rules.staleIfErrorMs ? entry : undefined;
 
@@ -126,7 +133,7 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
       const cached = await cache.get(fullKey);
       if (cached && now() - cached.storedAt < rules.freshMs(cached)) {
         metrics.looked(rules.name, 'hit');
-        return { entry: cached, cacheStatus: 'HIT' };
+        return served(cached, 'HIT');
       }
       try {
         const { value, joined } = await flights.run(fullKey, () =>
@@ -134,13 +141,13 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
         );
         if (joined) metrics.joined(rules.name);
         metrics.looked(rules.name, 'miss');
-        return { entry: value, cacheStatus: 'MISS' };
+        return served(value, 'MISS');
       } catch (error) {
         if (!(error instanceof UpstreamFailure)) throw error;
         const fallback = usable(cached) ?? usable(await lastKnown?.());
         if (!fallback) throw error;
         metrics.looked(rules.name, 'stale');
-        return { entry: fallback, cacheStatus: 'STALE' };
+        return served(fallback, 'STALE');
       }
     },
   };

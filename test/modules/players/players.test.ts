@@ -4,6 +4,7 @@ import { createPlayersRepository } from '../../../src/modules/players/players.re
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import { dialects, testRedisUrl } from '../../helpers/environment.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
+import { buildPlayerTestApp } from '../../helpers/player-app.js';
 import { fixtureJson } from '../../helpers/player-fixtures.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
 
@@ -14,16 +15,8 @@ type Cache = 'memory' | 'redis';
 const caches: Cache[] = testRedisUrl ? ['memory', 'redis'] : ['memory'];
 let cache: Cache = 'memory';
 
-async function setup(
-  fake: FakeUpstream,
-  dialect: (typeof dialects)[number],
-  env: Record<string, string> = {},
-) {
-  fake.reset();
-  const test = await buildTestApp({ dialect, upstream: fake, env, redis: cache === 'redis' });
-  const token = await issueToken(test.app, test.config);
-  const get = (url: string, auth = token) => test.app.inject({ method: 'GET', url, headers: bearer(auth) });
-  return { ...test, token, get };
+function setup(fake: FakeUpstream, dialect: (typeof dialects)[number], env: Record<string, string> = {}) {
+  return buildPlayerTestApp(fake, { dialect, env, redis: cache === 'redis' });
 }
 
 for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>

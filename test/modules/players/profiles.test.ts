@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { buildTestApp } from '../../helpers/build-test-app.js';
 import { dialects } from '../../helpers/environment.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
+import { buildPlayerTestApp } from '../../helpers/player-app.js';
 import { fixtureJson } from '../../helpers/player-fixtures.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
 
@@ -14,16 +14,8 @@ for (const dialect of dialects) {
     });
     after(() => fake.close());
 
-    async function setup(env: Record<string, string> = {}) {
-      fake.reset();
-      const test = await buildTestApp({ dialect, upstream: fake, env });
-      const token = await issueToken(test.app, test.config, { grants: ['profiles:read'] });
-      return {
-        ...test,
-        token,
-        get: (url: string) => test.app.inject({ method: 'GET', url, headers: bearer(token) }),
-      };
-    }
+    const setup = (env: Record<string, string> = {}) =>
+      buildPlayerTestApp(fake, { dialect, env, grants: ['profiles:read'] });
 
     it('serves the SkyBlock profiles as the upstream sent them, then from the cache', async (t) => {
       const { app, get } = await setup();

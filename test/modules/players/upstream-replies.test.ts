@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { buildTestApp } from '../../helpers/build-test-app.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
-import { bearer, issueToken } from '../../helpers/tokens.js';
+import { buildPlayerTestApp } from '../../helpers/player-app.js';
 
 describe('odd upstream replies', () => {
   let fake: FakeUpstream;
@@ -11,12 +10,8 @@ describe('odd upstream replies', () => {
   });
   after(() => fake.close());
 
-  async function setup(env: Record<string, string> = {}) {
-    fake.reset();
-    const test = await buildTestApp({ upstream: fake, env: { UPSTREAM_RETRIES: '0', ...env } });
-    const token = await issueToken(test.app, test.config);
-    return { ...test, get: (url: string) => test.app.inject({ method: 'GET', url, headers: bearer(token) }) };
-  }
+  const setup = (env: Record<string, string> = {}) =>
+    buildPlayerTestApp(fake, { env: { UPSTREAM_RETRIES: '0', ...env } });
 
   it('treats JSON of the wrong shape as a 502, not a crash', async (t) => {
     const { app, get } = await setup();

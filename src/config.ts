@@ -1,8 +1,17 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import { type Static, Type } from 'typebox';
+import type { PlayersSettings } from './modules/players/players.module.js';
+import type { ProfilesModuleDeps } from './modules/profiles/profiles.module.js';
+import type { TokensModuleDeps } from './modules/tokens/tokens.module.js';
+import type { CachingSettings } from './platform/cache/caching.js';
+import type { DatabaseSettings } from './platform/db/database.js';
+import type { LogLevel } from './platform/logger.js';
+import type { UpstreamSettings } from './upstream/upstreams.js';
 
 /**
- * The environment the service reads, with its defaults. Every variable is documented in README.md;
+ * The environment the service reads, with its defaults: the one place every variable is declared. Each
+ * section of `Config` is the settings type of the part that uses it (declared beside that part); a module
+ * with settings adds its variables here and its section below. Every variable is documented in README.md;
  * keep the two in step.
  */
 const HTTP_URL = '^https?://[^\\s]+$';
@@ -58,11 +67,7 @@ const MIN_JWT_SECRET_BYTES = 32;
 
 type Env = Static<typeof EnvSchema>;
 
-export type LogLevel = Env['LOG_LEVEL'];
-
-export type DatabaseConfig =
-  | { readonly dialect: 'sqlite'; readonly path: string }
-  | { readonly dialect: 'postgres'; readonly url: string; readonly poolSize: number };
+export type { LogLevel };
 
 export interface Config {
   readonly production: boolean;
@@ -76,62 +81,19 @@ export interface Config {
     readonly bodyLimitBytes: number;
     readonly shutdownTimeoutMs: number;
   };
-  readonly database: DatabaseConfig;
+  readonly database: DatabaseSettings;
   readonly redisUrl: string | undefined;
   /** Prepended to every Redis key, so that several deployments can share one Redis. */
   readonly redisKeyPrefix: string;
   /** Where the service keeps files of its own (the generated JWT secret outside production). */
   readonly dataDir: string;
-  readonly auth: AuthConfig;
-  readonly upstream: UpstreamConfig;
-  readonly cache: CacheConfig;
-}
-
-export interface UpstreamConfig {
-  readonly hypixelApiKey: string | undefined;
-  readonly hypixelUrl: string;
-  readonly mojangUrl: string;
-  /** The window Hypixel's limit is counted over, assumed until its RateLimit-Reset says when it ends. */
-  readonly hypixelRateWindowMs: number;
-  /** Mojang sends no rate-limit headers: its published limit, kept by the service. */
-  readonly mojangRateLimit: { readonly limit: number; readonly windowMs: number };
-  readonly connectTimeoutMs: number;
-  /** Per attempt, headers and body included. */
-  readonly timeoutMs: number;
-  /** Further attempts after a network error or a 5xx; never after a 4xx. */
-  readonly retries: number;
-  readonly retryBaseMs: number;
-  /** Consecutive failures that open the circuit, and how long it then stays open. */
-  readonly breakerFailures: number;
-  readonly breakerCooldownMs: number;
-  /** Kept-alive connections per upstream origin. */
-  readonly connections: number;
-}
-
-export interface CacheConfig {
-  readonly playerFreshSeconds: number;
-  readonly profilesFreshSeconds: number;
-  readonly usernameFreshSeconds: number;
-  readonly notFoundFreshSeconds: number;
-  /** How long past freshness a copy may still be served when the upstream fails. */
-  readonly staleIfErrorSeconds: number;
-  /** Bound of the in-process cache, in bytes of cached bodies. */
-  readonly memoryMaxBytes: number;
-  /** How long a cross-instance single-flight lock lives if its holder dies. */
-  readonly singleFlightLockMs: number;
-}
-
-export interface AuthConfig {
-  /** Undefined outside production when not set: one is generated and kept in the data directory. */
-  readonly jwtSecret: string | undefined;
-  readonly issuer: string;
-  readonly audience: string;
-  readonly clockLeewaySeconds: number;
-  readonly tokenTtlSeconds: number;
-  /** How long after its expiry a token may still be exchanged at /auth/refresh. */
-  readonly refreshWindowSeconds: number;
-  /** Requests per minute and client address to the token paths (/auth/refresh). */
-  readonly rateLimitPerMinute: number;
+  /** Tokens: signing, lifetimes, the refresh window and its rate limit (the tokens module's settings). */
+  readonly auth: TokensModuleDeps['settings'];
+  readonly upstream: UpstreamSettings;
+  /** The cache, and the freshness of each cached resource (the players and profiles modules' settings). */
+  readonly cache: CachingSettings &
+    PlayersSettings &
+    Pick<ProfilesModuleDeps['settings'], 'profilesFreshSeconds'>;
 }
 
 export class ConfigError extends Error {

@@ -2,6 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { migrations } from './migrations.js';
 import { migrateToLatest } from './platform/db/migrator.js';
 
 export interface StartOptions {
@@ -16,7 +17,7 @@ export interface StartOptions {
  */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<FastifyInstance> {
   const app = await buildApp({ config });
-  const applied = await migrateToLatest(app.db);
+  const applied = await migrateToLatest(app.db, migrations);
   if (applied.length > 0)
     app.log.info({ migrations: applied.map((result) => result.migrationName) }, 'migrated');
   await options.configure?.(app);

@@ -6,8 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createTokens } from '../../src/modules/tokens/tokens.module.js';
-import { GRANTS } from '../../src/platform/auth.js';
+import { migrations } from '../../src/migrations.js';
+import { createTokensModule } from '../../src/modules/tokens/tokens.module.js';
+import { GRANTS } from '../../src/platform/auth/grants.js';
 import { migrateToLatest } from '../../src/platform/db/migrator.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pds-bench-'));
@@ -19,8 +20,9 @@ const config = loadConfig({
   LOG_LEVEL: 'info',
 });
 const app = await buildApp({ config, logStream: createWriteStream('/dev/null') });
-await migrateToLatest(app.db);
-const { token } = await (await createTokens(app.db, config)).issue(1n, [...GRANTS], 86_400);
+await migrateToLatest(app.db, migrations);
+const tokens = await createTokensModule({ db: app.db, settings: config.auth, dataDir: config.dataDir });
+const { token } = await tokens.service.issue(1n, [...GRANTS], { ttlSeconds: 86_400 });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();
 process.stdout.write(

@@ -1,6 +1,11 @@
 /**
  * The one error catalogue. Codes and names are part of the interface: never renumber or rename an entry,
- * only add. Ranges: 10xxx request, 11xxx authentication, 19xxx server. Later modules add their ranges here.
+ * only add. Each module adds its entries in its own range:
+ *
+ *   10xxx  request (any endpoint)            11xxx  authentication and grants
+ *   12xxx  developer applications            13xxx  interaction logs
+ *   14xxx  messenger users and linked accounts  15xxx  ping history
+ *   16xxx  players and profiles              19xxx  server
  */
 const catalogue = {
   BAD_REQUEST: { code: 10000, status: 400, reason: 'The request could not be understood.' },
@@ -24,6 +29,11 @@ const catalogue = {
   },
   GRANT_MISSING: { code: 11006, status: 403, reason: 'The access token does not grant this.' },
   EXPIRES_AT_MISMATCH: { code: 11007, status: 400, reason: 'expires_at does not match the token.' },
+  NOT_RESOURCE_OWNER: {
+    code: 11008,
+    status: 403,
+    reason: 'Only the owner of this resource, or a token with the grant that opens it, may do this.',
+  },
   INTERNAL_ERROR: { code: 19001, status: 500, reason: 'Something went wrong on our side.' },
   SHUTTING_DOWN: { code: 19002, status: 503, reason: 'The service is restarting; try again shortly.' },
   DEPENDENCY_UNAVAILABLE: {

@@ -1,5 +1,15 @@
-import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
-import type { LogLevel } from '../config.js';
+import {
+  type FastifyBaseLogger,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** The logger services and platform parts write to (the app's pino logger, or a child of it). */
+export type Logger = FastifyBaseLogger;
 
 /** Keys whose values never reach a log line, at any depth, whatever their case. */
 const SECRET_KEYS = new Set([

@@ -34,6 +34,29 @@ export function Snowflake(options: { description?: string } = {}): TUnsafe<bigin
   });
 }
 
+/** A `{snowflake}` path parameter: 17 to 20 digits (any Discord ID since 2015) and at most 2^64-1. */
+export const SNOWFLAKE_PARAM_PATTERN = '^[0-9]{17,20}$';
+
+/**
+ * A 64-bit ID as a path parameter: the text of 17 to 20 digits, at most 2^64-1; the handler receives an
+ * exact `bigint`.
+ */
+export function SnowflakeParam(options: { description?: string } = {}): TUnsafe<bigint> {
+  return Type.Unsafe<bigint>({
+    [SNOWFLAKE_KEYWORD]: true,
+    type: 'string',
+    pattern: SNOWFLAKE_PARAM_PATTERN,
+    'x-reason': `must be a Discord ID: 17 to 20 digits, at most ${MAX_SNOWFLAKE}`,
+    description: options.description ?? 'A Discord ID (snowflake): 17 to 20 decimal digits.',
+    example: '123456789012345678',
+  });
+}
+
+/** A `{snowflake}` parameter's value outside a route schema (the command line): undefined when not one. */
+export function parseSnowflakeParam(text: string): bigint | undefined {
+  return new RegExp(SNOWFLAKE_PARAM_PATTERN).test(text) ? parseSnowflake(text) : undefined;
+}
+
 /** A 64-bit ID in a response: written as JSON integer digits, exact (the serializer writes bigints as is). */
 export function SnowflakeOut(options: { description?: string } = {}): TUnsafe<bigint> {
   return Type.Unsafe<bigint>({

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { Logger } from '../platform/logger.js';
 import {
   type BudgetOptions,
   createMemoryBudget,
@@ -79,7 +79,7 @@ export function createRedisBudget(
   redis: Redis,
   key: string,
   options: BudgetOptions,
-  log: FastifyBaseLogger,
+  log: Logger,
 ): RateBudget {
   const keys = [key, `${key}:in-flight`] as const;
   const local = createMemoryBudget(options);

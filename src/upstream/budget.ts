@@ -61,13 +61,14 @@ const PROBE_POLL_MS = 10;
 export async function takeWithWait(
   tryTake: () => Promise<TakeResult>,
   holdMs: number,
+  now: () => number = Date.now,
 ): Promise<BudgetGrant | BudgetDenial> {
-  const deadline = Date.now() + holdMs;
+  const deadline = now() + holdMs;
   for (;;) {
     const result = await tryTake();
     if (result.kind === 'granted') return { granted: true, ticket: result.ticket };
     if (result.kind === 'denied') return { granted: false, retryAfterMs: Math.max(1, result.retryAfterMs) };
-    if (Date.now() >= deadline) return { granted: false, retryAfterMs: PROBE_POLL_MS };
+    if (now() >= deadline) return { granted: false, retryAfterMs: PROBE_POLL_MS };
     await sleep(PROBE_POLL_MS);
   }
 }
@@ -99,7 +100,7 @@ export function createMemoryBudget(options: BudgetOptions, now: () => number = D
   };
 
   return {
-    take: () => takeWithWait(tryTake, options.holdMs),
+    take: () => takeWithWait(tryTake, options.holdMs, now),
     async settle(_ticket, observed) {
       const at = now();
       inFlight = Math.max(0, inFlight - 1);

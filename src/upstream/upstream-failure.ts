@@ -1,3 +1,5 @@
+import type { FailureRules } from '../platform/cache/cached-resource.js';
+
 /**
  * Why an upstream could not give an answer. Each kind maps to one status of the result shape:
  * throttled 429, timeout 504, unavailable 503, bad_gateway 502.
@@ -19,9 +21,24 @@ export class UpstreamFailure extends Error {
   }
 }
 
-export const FAILURE_STATUS: Record<UpstreamFailureKind, number> = {
-  throttled: 429,
-  timeout: 504,
-  unavailable: 503,
-  bad_gateway: 502,
+/**
+ * Upstream failures as the cache sees them: a stale copy may stand in for one, and an instance that
+ * fetched for others shares its failure with them (its kind, cause and retry time, nothing else).
+ */
+export const upstreamFailureRules: FailureRules = {
+  canServeStale: (error) => error instanceof UpstreamFailure,
+  encode(error) {
+    if (!(error instanceof UpstreamFailure)) return undefined;
+    const { kind, publicCause, retryAfterSeconds } = error;
+    return Buffer.from(JSON.stringify({ kind, publicCause, retryAfterSeconds }));
+  },
+  decode(bytes) {
+    const { kind, publicCause, retryAfterSeconds } = JSON.parse(bytes.toString('utf8')) as {
+      kind: UpstreamFailureKind;
+      publicCause: string;
+      retryAfterSeconds?: number;
+    };
+    return new UpstreamFailure(kind, publicCause, retryAfterSeconds);
+  },
+  waitTimedOut: () => new UpstreamFailure('timeout', 'the upstream answer did not arrive in time'),
 };

@@ -1,6 +1,5 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { UpstreamConfig } from '../config.js';
+import type { Logger } from '../platform/logger.js';
 import { type BudgetOptions, createMemoryBudget, type RateBudget } from './budget.js';
 import { createRedisBudget } from './budget-redis.js';
 import { createCircuitBreaker } from './circuit-breaker.js';
@@ -8,6 +7,27 @@ import { createUpstreamClient } from './http.js';
 import { createHypixelClient, type HypixelClient } from './hypixel.js';
 import { createMojangClient, type MojangClient } from './mojang.js';
 import type { UpstreamMetrics } from './upstream-metrics.js';
+
+export interface UpstreamSettings {
+  readonly hypixelApiKey: string | undefined;
+  readonly hypixelUrl: string;
+  readonly mojangUrl: string;
+  /** The window Hypixel's limit is counted over, assumed until its RateLimit-Reset says when it ends. */
+  readonly hypixelRateWindowMs: number;
+  /** Mojang sends no rate-limit headers: its published limit, kept by the service. */
+  readonly mojangRateLimit: { readonly limit: number; readonly windowMs: number };
+  readonly connectTimeoutMs: number;
+  /** Per attempt, headers and body included. */
+  readonly timeoutMs: number;
+  /** Further attempts after a network error or a 5xx; never after a 4xx. */
+  readonly retries: number;
+  readonly retryBaseMs: number;
+  /** Consecutive failures that open the circuit, and how long it then stays open. */
+  readonly breakerFailures: number;
+  readonly breakerCooldownMs: number;
+  /** Kept-alive connections per upstream origin. */
+  readonly connections: number;
+}
 
 export interface Upstreams {
   readonly hypixel: HypixelClient;
@@ -19,17 +39,18 @@ export interface Upstreams {
 const TICKET_SLACK_MS = 1000;
 
 /**
- * Both upstream clients, each with its own pool, circuit breaker and rate budget. With Redis the budgets
- * are shared by every instance (one key, one budget); otherwise they are in-process.
+ * Both upstream clients, each with its own pool, circuit breaker and rate budget; built once per app, so
+ * that every module spends one budget per key. With Redis the budgets are shared by every instance (one
+ * key, one budget); otherwise they are in-process.
  */
 export function createUpstreams(
-  config: UpstreamConfig,
+  config: UpstreamSettings,
   {
     redis,
     keyPrefix,
     metrics,
     log,
-  }: { redis: Redis | undefined; keyPrefix: string; metrics: UpstreamMetrics; log: FastifyBaseLogger },
+  }: { redis: Redis | undefined; keyPrefix: string; metrics: UpstreamMetrics; log: Logger },
 ): Upstreams {
   const holdMs = config.timeoutMs + TICKET_SLACK_MS;
   const budget = (name: string, options: BudgetOptions): RateBudget =>

@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { after } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
+import { migrations } from '../../src/migrations.js';
 import { migrateToLatest } from '../../src/platform/db/migrator.js';
+import type { Backend } from './backends.js';
 import { type Dialect, testRedisUrl } from './environment.js';
 import { FAKE_API_KEY, type FakeUpstream } from './fake-upstream.js';
-import { createTestDatabase } from './test-database.js';
+import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 export const TEST_JWT_SECRET = 'test-secret-of-at-least-thirty-two-bytes!';
 
@@ -24,7 +27,26 @@ export class LogCapture extends Writable {
   }
 }
 
+/** Whatever closes what a test opened: a test's context (`t`), or a suite's scope (`suiteScope()`). */
+export interface Closer {
+  after(close: () => unknown): void;
+}
+
+/**
+ * For apps a whole suite shares: call in the `describe` body (not in a hook); what it is given closes
+ * after the suite's tests.
+ */
+export function suiteScope(): Closer {
+  const closers: (() => unknown)[] = [];
+  after(async () => {
+    for (const close of closers.reverse()) await close();
+  });
+  return { after: (close) => closers.push(close) };
+}
+
 export interface TestAppOptions {
+  /** The database dialect and cache to run on (SQLite and the memory cache by default). */
+  readonly backend?: Backend;
   readonly dialect?: Dialect;
   /** Connect to the test Redis (TEST_REDIS_URL). */
   readonly redis?: boolean;
@@ -44,24 +66,35 @@ export interface TestApp {
   readonly app: FastifyInstance;
   readonly config: Config;
   readonly logs: LogCapture;
+  /** The app's DATABASE_URL, for a second instance on the same database. */
+  readonly databaseUrl: string;
 }
 
 /**
  * The whole service on a fresh database of the given dialect (migrated), logging at info level into
- * `logs`. Closing the app drops the database.
+ * `logs`. It closes itself, then drops its database, when `t` ends.
  */
-export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = options.databaseUrl ? undefined : await createTestDatabase(options.dialect ?? 'sqlite');
-  if (options.redis && !testRedisUrl) throw new Error('TEST_REDIS_URL is not set');
+export async function buildTestApp(t: Closer, options: TestAppOptions = {}): Promise<TestApp> {
+  let app: FastifyInstance | undefined;
+  let database: TestDatabase | undefined;
+  t.after(async () => {
+    await app?.close();
+    await database?.drop();
+  });
+  const dialect = options.backend?.dialect ?? options.dialect ?? 'sqlite';
+  const redis = options.backend ? options.backend.cache === 'redis' : options.redis === true;
+  if (redis && !testRedisUrl) throw new Error('TEST_REDIS_URL is not set');
+  if (!options.databaseUrl) database = await createTestDatabase(dialect);
+  const databaseUrl = options.databaseUrl ?? String(database?.url);
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
-    DATABASE_URL: options.databaseUrl ?? database?.url,
+    DATABASE_URL: databaseUrl,
     JWT_SECRET: TEST_JWT_SECRET,
     RATE_LIMIT_AUTH_PER_MINUTE: '100000',
     REDIS_KEY_PREFIX: options.redisKeyPrefix ?? `test:${randomBytes(6).toString('hex')}:`,
     UPSTREAM_RETRY_BASE_MS: '5',
-    ...(options.redis && testRedisUrl ? { REDIS_URL: testRedisUrl } : {}),
+    ...(redis && testRedisUrl ? { REDIS_URL: testRedisUrl } : {}),
     ...(options.upstream
       ? {
           HYPIXEL_API_URL: options.upstream.url,
@@ -72,8 +105,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...options.env,
   });
   const logs = new LogCapture();
-  const app = await buildApp({ config, logStream: logs });
-  if (database) app.addHook('onClose', () => database.drop());
-  if (options.migrate !== false) await migrateToLatest(app.db);
-  return { app, config, logs };
+  app = await buildApp({ config, logStream: logs });
+  if (options.migrate !== false) await migrateToLatest(app.db, migrations);
+  return { app, config, logs, databaseUrl };
 }

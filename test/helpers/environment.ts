@@ -16,3 +16,6 @@ export const testRedisUrl = required('TEST_REDIS_URL');
 
 export type Dialect = 'sqlite' | 'postgres';
 export const dialects: readonly Dialect[] = testDatabaseUrl ? ['sqlite', 'postgres'] : ['sqlite'];
+
+export type CacheKind = 'memory' | 'redis';
+export const caches: readonly CacheKind[] = testRedisUrl ? ['memory', 'redis'] : ['memory'];

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../src/config.js';
-import { createTokensRepository } from '../../src/modules/tokens/tokens.repository.js';
 import { createTokensService, type TokensService } from '../../src/modules/tokens/tokens.service.js';
-import { createTokenCodec, GRANTS, type Grant } from '../../src/platform/auth.js';
+import { GRANTS, type Grant } from '../../src/platform/auth/grants.js';
+import { principalOf } from '../../src/platform/auth/route-guard.js';
+import { createTokenCodec } from '../../src/platform/auth/token-codec.js';
 import { SnowflakeOut } from '../../src/platform/snowflake.js';
 
 /** The app's own tokens service over its database, with a clock of the test's choosing. */
@@ -13,7 +14,7 @@ export function testTokens(
   now: () => number = Date.now,
 ): TokensService {
   return createTokensService({
-    repository: createTokensRepository(app.db),
+    db: app.db,
     codec: createTokenCodec(String(config.auth.jwtSecret), config.auth),
     settings: config.auth,
     now,
@@ -39,10 +40,10 @@ export function addWhoamiRoute(app: FastifyInstance, grant?: Grant): void {
         response: { 200: Type.Object({ owner: SnowflakeOut(), grants: Type.Array(Type.String()) }) },
       },
     },
-    async (request) => ({
-      owner: request.principal?.owner ?? 0n,
-      grants: [...(request.principal?.grants ?? [])],
-    }),
+    async (request) => {
+      const principal = principalOf(request);
+      return { owner: principal.owner, grants: [...principal.grants] };
+    },
   );
 }
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { errorCatalogue } from '../../src/platform/errors.js';
-import { buildTestApp } from '../helpers/build-test-app.js';
+import { buildTestApp, suiteScope } from '../helpers/build-test-app.js';
 
 /** Checks a reply is an ErrorResponse of the given status whose problems have the given names. */
 function assertErrorResponse(
@@ -43,8 +43,9 @@ function assertErrorResponse(
 
 describe('error model', () => {
   let app: FastifyInstance;
+  const scope = suiteScope();
   before(async () => {
-    ({ app } = await buildTestApp());
+    ({ app } = await buildTestApp(scope));
     app.post(
       '/test/echo',
       {
@@ -70,7 +71,6 @@ describe('error model', () => {
       async (request) => request.params,
     );
   });
-  after(() => app.close());
 
   it('answers an unknown route with 404 ROUTE_NOT_FOUND', async () => {
     assertErrorResponse(await app.inject({ method: 'GET', url: '/nowhere' }), 404, ['ROUTE_NOT_FOUND']);

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { FastifyInstance } from 'fastify';
 import { errorCatalogue } from '../../src/platform/errors.js';
-import { buildTestApp } from '../helpers/build-test-app.js';
+import { buildTestApp, suiteScope } from '../helpers/build-test-app.js';
 
 describe('OpenAPI and docs', () => {
   let app: FastifyInstance;
+  const scope = suiteScope();
   before(async () => {
-    ({ app } = await buildTestApp());
+    ({ app } = await buildTestApp(scope));
   });
-  after(() => app.close());
 
   it('serves a valid OpenAPI 3 document of version 4.0.0', async () => {
     const reply = await app.inject({ method: 'GET', url: '/openapi.json' });

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { parseJsonBody } from '../../src/platform/json.js';
 import { MAX_SNOWFLAKE, Snowflake, SnowflakeOut } from '../../src/platform/snowflake.js';
-import { buildTestApp } from '../helpers/build-test-app.js';
+import { buildTestApp, suiteScope } from '../helpers/build-test-app.js';
 
 /** Integers JSON.stringify writes as plain digits that are not safe integers (2^53 and beyond, below 1e21). */
 const unsafeDigits = (value: unknown): boolean =>
@@ -42,8 +42,9 @@ describe('exact JSON (properties)', () => {
 
   describe('through a route', () => {
     let app: FastifyInstance;
+    const scope = suiteScope();
     before(async () => {
-      ({ app } = await buildTestApp({ env: { LOG_LEVEL: 'silent' } }));
+      ({ app } = await buildTestApp(scope, { env: { LOG_LEVEL: 'silent' } }));
       app.post(
         '/test/id',
         {
@@ -55,7 +56,6 @@ describe('exact JSON (properties)', () => {
         async (request) => request.body,
       );
     });
-    after(() => app.close());
 
     it('hands back every ID from 0 to 2^64-1 as the same digits, given as a number or a string', async () => {
       await fc.assert(

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { parseJsonBody } from '../../src/platform/json.js';
 import { MAX_SNOWFLAKE, Snowflake, SnowflakeOut } from '../../src/platform/snowflake.js';
-import { buildTestApp } from '../helpers/build-test-app.js';
+import { buildTestApp, suiteScope } from '../helpers/build-test-app.js';
 
 describe('exact JSON', () => {
   describe('parseJsonBody', () => {
@@ -31,8 +31,9 @@ describe('exact JSON', () => {
   describe('64-bit IDs through a route', () => {
     let app: FastifyInstance;
     const seen: unknown[] = [];
+    const scope = suiteScope();
     before(async () => {
-      ({ app } = await buildTestApp());
+      ({ app } = await buildTestApp(scope));
       app.post(
         '/test/ids',
         {
@@ -47,7 +48,6 @@ describe('exact JSON', () => {
         },
       );
     });
-    after(() => app.close());
 
     const post = (payload: string) =>
       app.inject({

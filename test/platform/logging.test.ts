@@ -29,8 +29,8 @@ describe('logging', () => {
     assert.equal(redactUrl('/a?x=1&token=abc&Token=d'), `/a?x=1&token=${REDACTED}&Token=${REDACTED}`);
   });
 
-  it('writes one JSON line per request with route, status and duration, and never a secret', async () => {
-    const { app, logs } = await buildTestApp();
+  it('writes one JSON line per request with route, status and duration, and never a secret', async (t) => {
+    const { app, logs } = await buildTestApp(t);
     // What a careless handler might log: the headers and the whole body.
     app.post('/test/careless', async (request) => {
       request.log.info({ headers: request.headers, body: request.body }, 'received');

@@ -4,52 +4,46 @@ import { errorResponses } from '../../platform/error-response.js';
 import { HealthSchema, MetricsSchema, ReadySchema } from './health.schemas.js';
 import type { HealthService } from './health.service.js';
 
-export interface HealthRoutesOptions {
-  readonly service: HealthService;
-  readonly metrics: Registry;
-}
-
-export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (
-  app,
-  { service, metrics },
-) => {
-  app.get(
-    '/health',
-    {
-      schema: {
-        tags: ['Operations'],
-        summary: 'Liveness: the process answers',
-        response: { 200: HealthSchema },
+export const healthRoutes =
+  (service: HealthService, metrics: Registry): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/health',
+      {
+        schema: {
+          tags: ['Operations'],
+          summary: 'Liveness: the process answers',
+          response: { 200: HealthSchema },
+        },
       },
-    },
-    async () => ({ status: 'ok' as const }),
-  );
+      async () => ({ status: 'ok' as const }),
+    );
 
-  app.get(
-    '/ready',
-    {
-      schema: {
-        tags: ['Operations'],
-        summary: 'Readiness: database reachable, migrations applied, Redis reachable when configured',
-        response: { 200: ReadySchema, ...errorResponses(503) },
+    app.get(
+      '/ready',
+      {
+        schema: {
+          tags: ['Operations'],
+          summary: 'Readiness: database reachable, migrations applied, Redis reachable when configured',
+          response: { 200: ReadySchema, ...errorResponses(503) },
+        },
       },
-    },
-    async () => service.readiness(),
-  );
+      async () => service.readiness(),
+    );
 
-  app.get(
-    '/metrics',
-    {
-      schema: {
-        tags: ['Operations'],
-        summary: 'Prometheus metrics: requests by route and status, latency histograms, process metrics',
-        produces: ['text/plain'],
-        response: { 200: MetricsSchema },
+    app.get(
+      '/metrics',
+      {
+        schema: {
+          tags: ['Operations'],
+          summary: 'Prometheus metrics: requests by route and status, latency histograms, process metrics',
+          produces: ['text/plain'],
+          response: { 200: MetricsSchema },
+        },
       },
-    },
-    async (_request, reply) => {
-      reply.type(metrics.contentType);
-      return metrics.metrics();
-    },
-  );
-};
+      async (_request, reply) => {
+        reply.type(metrics.contentType);
+        return metrics.metrics();
+      },
+    );
+  };

@@ -1,71 +1,56 @@
-import type { FastifyBaseLogger } from 'fastify';
-import type { Redis } from 'ioredis';
-import type { Registry } from 'prom-client';
-import type { Config } from '../../config.js';
+import type { AppModule } from '../../platform/app-module.js';
 import type { CacheEntry } from '../../platform/cache/cache.js';
-import { createCaching } from '../../platform/cache/caching.js';
+import type { Caching } from '../../platform/cache/caching.js';
 import type { Database } from '../../platform/db/database.js';
-import { createUpstreamMetrics } from '../../upstream/upstream-metrics.js';
-import { createUpstreams } from '../../upstream/upstreams.js';
-import { createProfilesService, type ProfilesService } from '../profiles/profiles.service.js';
-import { createPlayersRepository } from './players.repository.js';
+import type { Logger } from '../../platform/logger.js';
+import type { Upstreams } from '../../upstream/upstreams.js';
+import { playersRoutes } from './players.routes.js';
 import { createPlayersService, type PlayersService } from './players.service.js';
 
-/** How long a player or username answer stays fresh: found answers and not-found answers differ. */
-function freshness(foundSeconds: number, notFoundSeconds: number) {
-  return (entry: CacheEntry) => (entry.status === 404 ? notFoundSeconds : foundSeconds) * 1000;
+export interface PlayersSettings {
+  readonly playerFreshSeconds: number;
+  readonly usernameFreshSeconds: number;
+  readonly notFoundFreshSeconds: number;
+  /** How long past freshness a copy may still be served when the upstream fails. */
+  readonly staleIfErrorSeconds: number;
 }
 
-export interface PlayerData {
-  readonly players: PlayersService;
-  readonly profiles: ProfilesService;
-  close(): Promise<void>;
+export interface PlayersModuleDeps {
+  readonly db: Database;
+  readonly caching: Caching;
+  readonly upstreams: Pick<Upstreams, 'hypixel' | 'mojang'>;
+  readonly settings: PlayersSettings;
+  readonly log: Logger;
 }
 
-/** The upstream-backed services (players and their profiles) over one cache, one set of upstream clients. */
-export function createPlayerData(
-  config: Config,
-  {
+/** How long an answer stays fresh: found values and not-found ones (empty) differ. */
+const freshness = (foundSeconds: number, notFoundSeconds: number) => (entry: CacheEntry) =>
+  (entry.bytes.length === 0 ? notFoundSeconds : foundSeconds) * 1000;
+
+/** Players: `GET /player/{player}`, and the player domain API other modules call (resolve, lookup). */
+export function createPlayersModule({
+  db,
+  caching,
+  upstreams,
+  settings,
+  log,
+}: PlayersModuleDeps): AppModule<PlayersService> {
+  const staleIfErrorMs = settings.staleIfErrorSeconds * 1000;
+  const service = createPlayersService({
     db,
-    redis,
-    registry,
-    log,
-  }: { db: Database; redis: Redis | undefined; registry: Registry; log: FastifyBaseLogger },
-): PlayerData {
-  const { cache: freshnessConfig } = config;
-  const keyPrefix = config.redisKeyPrefix;
-  const upstreams = createUpstreams(config.upstream, {
-    redis,
-    keyPrefix,
-    metrics: createUpstreamMetrics(registry),
-    log,
-  });
-  const caching = createCaching(freshnessConfig, { redis, keyPrefix, registry, log });
-  const staleIfErrorMs = freshnessConfig.staleIfErrorSeconds * 1000;
-  const players = createPlayersService({
     hypixel: upstreams.hypixel,
     mojang: upstreams.mojang,
-    repository: createPlayersRepository(db),
     players: caching.resource({
       name: 'player',
-      freshMs: freshness(freshnessConfig.playerFreshSeconds, freshnessConfig.notFoundFreshSeconds),
+      freshMs: freshness(settings.playerFreshSeconds, settings.notFoundFreshSeconds),
       staleIfErrorMs,
     }),
     usernames: caching.resource({
       name: 'username',
-      freshMs: freshness(freshnessConfig.usernameFreshSeconds, freshnessConfig.notFoundFreshSeconds),
+      freshMs: freshness(settings.usernameFreshSeconds, settings.notFoundFreshSeconds),
       staleIfErrorMs,
     }),
     log,
   });
-  const profiles = createProfilesService({
-    hypixel: upstreams.hypixel,
-    players,
-    profiles: caching.resource({
-      name: 'profiles',
-      freshMs: () => freshnessConfig.profilesFreshSeconds * 1000,
-      staleIfErrorMs,
-    }),
-  });
-  return { players, profiles, close: () => upstreams.close() };
+  return { name: 'players', service, routes: playersRoutes(service) };
 }

@@ -1,4 +1,5 @@
-import type { Database } from '../../platform/db/database.js';
+import type { Executor } from '../../platform/db/transactions.js';
+import type { PlayersTables } from './players.tables.js';
 
 export interface PlayerRecord {
   readonly uuid: string;
@@ -9,46 +10,46 @@ export interface PlayerRecord {
   readonly names: readonly { name: string; firstSeenAt: number; lastSeenAt: number }[];
 }
 
-export interface FetchedPlayer {
-  readonly uuid: string;
-  readonly name: string | undefined;
-  /** The player object's JSON text. */
-  readonly json: string;
-  readonly at: number;
-}
-
-/** All SQL about the players the service has seen. Times are epoch milliseconds. */
-export function createPlayersRepository(db: Database) {
+/**
+ * All SQL about the players the service has seen, run on `executor`: the database, or a transaction the
+ * service started. Times are epoch milliseconds.
+ */
+export function createPlayersRepository(executor: Executor) {
+  const db = executor.withTables<PlayersTables>();
   return {
-    /** One successful fetch: the player, the name it goes by now, and its latest copy, in one transaction. */
-    async recordFetch({ uuid, name, json, at }: FetchedPlayer): Promise<void> {
-      await db.transaction().execute(async (transaction) => {
-        await transaction
-          .insertInto('players')
-          .values({ uuid, name: name ?? null, first_fetched_at: at, last_fetched_at: at, fetch_count: 1 })
-          .onConflict((conflict) =>
-            conflict.column('uuid').doUpdateSet((update) => ({
-              name: name ?? update.ref('players.name'),
-              last_fetched_at: at,
-              fetch_count: update(update.ref('players.fetch_count'), '+', 1),
-            })),
-          )
-          .execute();
-        if (name) {
-          await transaction
-            .insertInto('player_names')
-            .values({ uuid, name_key: name.toLowerCase(), name, first_seen_at: at, last_seen_at: at })
-            .onConflict((conflict) =>
-              conflict.columns(['uuid', 'name_key']).doUpdateSet({ name, last_seen_at: at }),
-            )
-            .execute();
-        }
-        await transaction
-          .insertInto('player_snapshots')
-          .values({ uuid, body: json, fetched_at: at })
-          .onConflict((conflict) => conflict.column('uuid').doUpdateSet({ body: json, fetched_at: at }))
-          .execute();
-      });
+    /** A fetch of the player: first fetched (once), last fetched, fetch count, and the name it goes by now. */
+    async countFetch(uuid: string, name: string | undefined, at: number): Promise<void> {
+      await db
+        .insertInto('players')
+        .values({ uuid, name: name ?? null, first_fetched_at: at, last_fetched_at: at, fetch_count: 1 })
+        .onConflict((conflict) =>
+          conflict.column('uuid').doUpdateSet((update) => ({
+            name: name ?? update.ref('players.name'),
+            last_fetched_at: at,
+            fetch_count: update(update.ref('players.fetch_count'), '+', 1),
+          })),
+        )
+        .execute();
+    },
+
+    /** A sighting of the player under `name`: first seen (once) and last seen. */
+    async sawName(uuid: string, name: string, at: number): Promise<void> {
+      await db
+        .insertInto('player_names')
+        .values({ uuid, name_key: name.toLowerCase(), name, first_seen_at: at, last_seen_at: at })
+        .onConflict((conflict) =>
+          conflict.columns(['uuid', 'name_key']).doUpdateSet({ name, last_seen_at: at }),
+        )
+        .execute();
+    },
+
+    /** Keeps `json` as the player's latest copy. */
+    async keepLatestCopy(uuid: string, json: string, at: number): Promise<void> {
+      await db
+        .insertInto('player_snapshots')
+        .values({ uuid, body: json, fetched_at: at })
+        .onConflict((conflict) => conflict.column('uuid').doUpdateSet({ body: json, fetched_at: at }))
+        .execute();
     },
 
     /** The latest copy of a player, for when the upstream is unavailable. */

@@ -1,114 +1,118 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { CacheEntry } from '../../platform/cache/cache.js';
-import {
-  answerFromFailure,
-  answerFromServed,
-  type CachedAnswer,
-  failureBody,
-} from '../../platform/cache/cached-answer.js';
-import type { createCachedResource, Served } from '../../platform/cache/cached-resource.js';
-import type { HypixelClient } from '../../upstream/hypixel.js';
+import type { CachedResource, Freshness } from '../../platform/cache/cached-resource.js';
+import { type Executor, inTransaction } from '../../platform/db/transactions.js';
+import { AppError, ErrorKinds } from '../../platform/errors.js';
+import type { Logger } from '../../platform/logger.js';
+import { parsePlayerRef } from '../../platform/player-id.js';
+import type { HypixelClient, HypixelPlayer } from '../../upstream/hypixel.js';
 import type { MojangClient } from '../../upstream/mojang.js';
-import { UpstreamFailure } from '../../upstream/upstream-failure.js';
-import type { PlayersRepository } from './players.repository.js';
+import { encodePlayer, PlayerSnapshot } from './player-snapshot.js';
+import { createPlayersRepository } from './players.repository.js';
 
-type CachedResource = ReturnType<typeof createCachedResource>;
+/** Who a `{player}` names: a UUID, or nobody (no Minecraft player has this username), as of `unknown`. */
+export type Resolution = { readonly uuid: string } | { readonly unknown: Freshness };
 
-const DASHED_UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-const UNDASHED_UUID = /^[0-9a-fA-F]{32}$/;
+/** What the service knows of a player: found, a UUID that never joined Hypixel, or an unknown username. */
+export type PlayerLookup =
+  | { readonly kind: 'found'; readonly player: PlayerSnapshot }
+  | { readonly kind: 'never_joined'; readonly uuid: string; readonly freshness: Freshness }
+  | { readonly kind: 'unknown_name'; readonly freshness: Freshness };
 
-/** A `{player}` path parameter: a UUID (dashed or not, any case) or a Minecraft username. */
-export const PLAYER_PATTERN =
-  '^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[A-Za-z0-9_]{1,16})$';
-
-/** Who a `{player}` parameter names: a UUID, or nobody (an unknown username), with the lookup's cache facts. */
-export type Resolved = { readonly uuid: string } | { readonly unknown: Served };
-
+/**
+ * Players, for routes and for other modules alike: every lookup goes through the one cache, single-flight
+ * and upstream budget. Upstream trouble with no copy to stand in throws an UpstreamFailure.
+ */
 export interface PlayersService {
-  /** Turns a UUID or a username into an undashed lowercase UUID; throws UpstreamFailure if it cannot tell. */
-  resolve(player: string): Promise<Resolved>;
-  /** The player's data as served by `GET /player/{player}`. */
-  player(player: string): Promise<CachedAnswer>;
-  /** The answer for an unknown username, in the result shape of `field`. */
-  unknownAnswer(field: 'player' | 'profiles', unknown: Served): CachedAnswer;
+  /** Turns a UUID (dashed or not, any case) or a username into an undashed lowercase UUID. */
+  resolve(player: string): Promise<Resolution>;
+  /** The player a UUID or username names: from the cache while fresh, otherwise from Hypixel. */
+  lookup(player: string): Promise<PlayerLookup>;
 }
 
 export interface PlayersServiceDeps {
-  readonly hypixel: HypixelClient;
+  readonly db: Executor;
+  readonly hypixel: Pick<HypixelClient, 'player'>;
   readonly mojang: MojangClient;
-  readonly repository: PlayersRepository;
-  /** Cached resources: `player` (UUID -> data) and `username` (name -> UUID). */
+  /** Cached resources: `player` (UUID -> player, or empty: never joined), `username` (name -> UUID, or empty). */
   readonly players: CachedResource;
   readonly usernames: CachedResource;
-  readonly log: FastifyBaseLogger;
+  readonly log: Logger;
   readonly now?: () => number;
 }
 
-const NEVER_JOINED = failureBody('player', 'This player has never joined Hypixel');
-const UNKNOWN_NAME_CAUSE = 'No Minecraft player has this username';
-
 export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
-  const { hypixel, mojang, repository, log } = deps;
+  const { db, hypixel, mojang, log } = deps;
   const now = deps.now ?? Date.now;
-  const playerBody = (json: string) => Buffer.from(`{"success":true,"throttle":false,"player":${json}}`);
+  const repository = createPlayersRepository(db);
 
-  async function fetchPlayer(uuid: string): Promise<CacheEntry> {
-    const player = await hypixel.player(uuid);
-    const at = now();
-    if (!player) return { status: 404, body: NEVER_JOINED, storedAt: at };
-    // The answer is good even if recording it fails: serve it, and say so in the log.
-    await repository
-      .recordFetch({ uuid, name: player.displayName, json: player.json, at })
-      .catch((error: unknown) => log.error({ err: error, uuid }, 'could not record a player fetch'));
-    return { status: 200, body: playerBody(player.json), storedAt: at };
+  /** One successful fetch: the player, the name it goes by now, and its latest copy, together or not at all. */
+  async function record(uuid: string, player: HypixelPlayer, at: number): Promise<void> {
+    await inTransaction(db, async (transaction) => {
+      const players = createPlayersRepository(transaction);
+      await players.countFetch(uuid, player.displayName, at);
+      if (player.displayName) await players.sawName(uuid, player.displayName, at);
+      await players.keepLatestCopy(uuid, player.json, at);
+    });
   }
 
-  async function lookupName(name: string): Promise<CacheEntry> {
+  async function fetchPlayer(uuid: string): Promise<Buffer> {
+    const player = await hypixel.player(uuid);
+    if (!player) return Buffer.alloc(0);
+    // The answer is good even if recording it fails: serve it, and say so in the log.
+    await record(uuid, player, now()).catch((error: unknown) =>
+      log.error({ err: error, uuid }, 'could not record a player fetch'),
+    );
+    return encodePlayer(player.json);
+  }
+
+  async function lastKnownPlayer(uuid: string): Promise<CacheEntry | undefined> {
+    const known = await repository.lastKnown(uuid);
+    return known && { bytes: encodePlayer(known.json), storedAt: known.fetchedAt };
+  }
+
+  async function lookupName(name: string): Promise<Buffer> {
     const profile = await mojang.lookup(name);
-    const at = now();
-    if (!profile) return { status: 404, body: Buffer.alloc(0), storedAt: at };
-    return { status: 200, body: Buffer.from(profile.id), storedAt: at };
+    return profile ? Buffer.from(profile.id) : Buffer.alloc(0);
+  }
+
+  /** Mojang unreachable: a name this service has seen still resolves. */
+  async function lastKnownName(name: string): Promise<CacheEntry | undefined> {
+    const known = await repository.findByName(name);
+    return known && { bytes: Buffer.from(known.uuid), storedAt: known.lastSeenAt };
   }
 
   const service: PlayersService = {
     async resolve(player) {
-      if (UNDASHED_UUID.test(player) || DASHED_UUID.test(player))
-        return { uuid: player.replaceAll('-', '').toLowerCase() };
-      const served = await deps.usernames.get(
-        player.toLowerCase(),
-        () => lookupName(player),
-        // Mojang unreachable: a name this service has seen still resolves.
-        async () => {
-          const known = await repository.findByName(player);
-          return known && { status: 200, body: Buffer.from(known.uuid), storedAt: known.lastSeenAt };
-        },
-      );
-      return served.entry.status === 200 ? { uuid: served.entry.body.toString('utf8') } : { unknown: served };
-    },
-
-    async player(player) {
-      try {
-        const resolved = await service.resolve(player);
-        if ('unknown' in resolved) return service.unknownAnswer('player', resolved.unknown);
-        const { uuid } = resolved;
-        const served = await deps.players.get(
-          uuid,
-          () => fetchPlayer(uuid),
-          async () => {
-            const known = await repository.lastKnown(uuid);
-            return known && { status: 200, body: playerBody(known.json), storedAt: known.fetchedAt };
-          },
-        );
-        return answerFromServed(served, now());
-      } catch (error) {
-        if (error instanceof UpstreamFailure) return answerFromFailure('player', error);
-        throw error;
+      const ref = parsePlayerRef(player);
+      if (!ref) {
+        throw AppError.of(ErrorKinds.INVALID_FIELD, {
+          reason: 'player must be a Minecraft UUID or a username',
+          developerReason: `"${player.slice(0, 40)}" is neither a Minecraft UUID nor a username`,
+        });
       }
+      if ('uuid' in ref) return ref;
+      const { username } = ref;
+      const served = await deps.usernames.get(
+        username.toLowerCase(),
+        () => lookupName(username),
+        () => lastKnownName(username),
+      );
+      return served.bytes.length > 0
+        ? { uuid: served.bytes.toString('utf8') }
+        : { unknown: served.freshness };
     },
 
-    unknownAnswer(field, unknown) {
-      const answer = answerFromServed(unknown, now());
-      return { ...answer, status: 404, body: failureBody(field, UNKNOWN_NAME_CAUSE) };
+    async lookup(player) {
+      const resolved = await service.resolve(player);
+      if ('unknown' in resolved) return { kind: 'unknown_name', freshness: resolved.unknown };
+      const { uuid } = resolved;
+      const served = await deps.players.get(
+        uuid,
+        () => fetchPlayer(uuid),
+        () => lastKnownPlayer(uuid),
+      );
+      if (served.bytes.length === 0) return { kind: 'never_joined', uuid, freshness: served.freshness };
+      return { kind: 'found', player: new PlayerSnapshot(uuid, served.bytes, served.freshness) };
     },
   };
   return service;

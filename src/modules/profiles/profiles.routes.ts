@@ -1,27 +1,34 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { sendAnswer } from '../../platform/cache/cached-answer.js';
-import { PlayerParamsSchema, ProfilesResultSchema, resultResponses } from '../players/players.schemas.js';
+import { PlayerParams } from '../../platform/http/path-params.js';
+import { resultResponses, sendUpstreamFailure } from '../../upstream/upstream-result.js';
+import { sendProfilesLookup } from './profiles.reply.js';
+import { ProfilesResultSchema } from './profiles.schemas.js';
 import type { ProfilesService } from './profiles.service.js';
 
-export const profilesRoutes: FastifyPluginAsyncTypebox<{ service: ProfilesService }> = async (
-  app,
-  { service },
-) => {
-  app.get(
-    '/gamemode/profiles/:player',
-    {
-      preHandler: app.requireGrant('profiles:read'),
-      schema: {
-        tags: ['Gamemode'],
-        summary: "Get a player's game-mode (SkyBlock) profiles",
-        description:
-          'The SkyBlock profiles of a UUID or username (`[]` when there are none), cached for 120 s by default, with the ' +
-          'failures and cache headers of /player/{player}. Grant: profiles:read.',
-        security: [{ bearerAuth: [] }],
-        params: PlayerParamsSchema,
-        response: resultResponses(ProfilesResultSchema),
+export const profilesRoutes =
+  (service: ProfilesService): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/gamemode/profiles/:player',
+      {
+        preHandler: app.requireGrant('profiles:read'),
+        schema: {
+          tags: ['Gamemode'],
+          summary: "Get a player's game-mode (SkyBlock) profiles",
+          description:
+            'The SkyBlock profiles of a UUID or username (`[]` when there are none), cached for 120 s by default, with the ' +
+            'failures and cache headers of /player/{player}. Grant: profiles:read.',
+          security: [{ bearerAuth: [] }],
+          params: PlayerParams,
+          response: resultResponses(ProfilesResultSchema),
+        },
       },
-    },
-    async (request, reply) => sendAnswer(reply, await service.profiles(request.params.player)),
-  );
-};
+      async (request, reply) => {
+        try {
+          return sendProfilesLookup(reply, await service.lookup(request.params.player));
+        } catch (error) {
+          return sendUpstreamFailure(reply, 'profiles', error);
+        }
+      },
+    );
+  };

@@ -1,47 +1,57 @@
-import type { CacheEntry } from '../../platform/cache/cache.js';
-import {
-  answerFromFailure,
-  answerFromServed,
-  type CachedAnswer,
-} from '../../platform/cache/cached-answer.js';
-import type { createCachedResource } from '../../platform/cache/cached-resource.js';
+import type { CachedResource, Freshness } from '../../platform/cache/cached-resource.js';
 import type { HypixelClient } from '../../upstream/hypixel.js';
-import { UpstreamFailure } from '../../upstream/upstream-failure.js';
 import type { PlayersService } from '../players/players.service.js';
 
+/**
+ * A player's profiles are kept in the cache as the bytes of their ProfilesResult body, so that a hit is
+ * sent as it is (as players are; docs/decisions.md).
+ */
+const BODY_PREFIX = '{"success":true,"profiles":';
+const BODY_PREFIX_BYTES = Buffer.byteLength(BODY_PREFIX);
+
+/** A player's SkyBlock profiles: the array as Hypixel sent it (`[]` for none), and how old the copy is. */
+export class ProfilesSnapshot {
+  constructor(
+    readonly uuid: string,
+    /** The ProfilesResult body `{"success":true,"profiles":[...]}`, as kept in the cache. */
+    readonly body: Buffer,
+    readonly freshness: Freshness,
+  ) {}
+
+  /** The profiles array exactly as Hypixel sent it (JSON text bytes): a view into `body`. */
+  get json(): Buffer {
+    return this.body.subarray(BODY_PREFIX_BYTES, this.body.length - 1);
+  }
+}
+
+export type ProfilesLookup =
+  | { readonly kind: 'found'; readonly profiles: ProfilesSnapshot }
+  | { readonly kind: 'unknown_name'; readonly freshness: Freshness };
+
 export interface ProfilesService {
-  /** The player's SkyBlock profiles as served by `GET /gamemode/profiles/{player}`. */
-  profiles(player: string): Promise<CachedAnswer>;
+  /** The SkyBlock profiles of a UUID or username; throws UpstreamFailure when no copy can stand in. */
+  lookup(player: string): Promise<ProfilesLookup>;
 }
 
 export interface ProfilesServiceDeps {
-  readonly hypixel: HypixelClient;
-  readonly players: PlayersService;
+  readonly hypixel: Pick<HypixelClient, 'profiles'>;
+  readonly players: Pick<PlayersService, 'resolve'>;
   /** The cached resource `profiles` (UUID -> profiles). */
-  readonly profiles: ReturnType<typeof createCachedResource>;
-  readonly now?: () => number;
+  readonly profiles: CachedResource;
 }
 
 export function createProfilesService(deps: ProfilesServiceDeps): ProfilesService {
-  const now = deps.now ?? Date.now;
-
-  async function fetchProfiles(uuid: string): Promise<CacheEntry> {
-    // A player with no profiles, or who never joined, has `profiles: []`.
-    const profiles = await deps.hypixel.profiles(uuid);
-    return { status: 200, body: Buffer.from(`{"success":true,"profiles":${profiles}}`), storedAt: now() };
-  }
+  // A player with no profiles, or who never joined, has `profiles: []`.
+  const fetchProfiles = async (uuid: string) =>
+    Buffer.from(`${BODY_PREFIX}${await deps.hypixel.profiles(uuid)}}`);
 
   return {
-    async profiles(player) {
-      try {
-        const resolved = await deps.players.resolve(player);
-        if ('unknown' in resolved) return deps.players.unknownAnswer('profiles', resolved.unknown);
-        const served = await deps.profiles.get(resolved.uuid, () => fetchProfiles(resolved.uuid));
-        return answerFromServed(served, now());
-      } catch (error) {
-        if (error instanceof UpstreamFailure) return answerFromFailure('profiles', error);
-        throw error;
-      }
+    async lookup(player) {
+      const resolved = await deps.players.resolve(player);
+      if ('unknown' in resolved) return { kind: 'unknown_name', freshness: resolved.unknown };
+      const { uuid } = resolved;
+      const served = await deps.profiles.get(uuid, () => fetchProfiles(uuid));
+      return { kind: 'found', profiles: new ProfilesSnapshot(uuid, served.bytes, served.freshness) };
     },
   };
 }

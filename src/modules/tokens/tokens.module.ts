@@ -1,15 +1,29 @@
-import type { Config } from '../../config.js';
-import { createTokenCodec } from '../../platform/auth.js';
+import type { AppModule } from '../../platform/app-module.js';
+import { resolveJwtSecret } from '../../platform/auth/jwt-secret.js';
+import { createTokenCodec, type TokenCodecSettings } from '../../platform/auth/token-codec.js';
 import type { Database } from '../../platform/db/database.js';
-import { resolveJwtSecret } from '../../platform/jwt-secret.js';
-import { createTokensRepository } from './tokens.repository.js';
-import { createTokensService, type TokensService } from './tokens.service.js';
+import { tokensRoutes } from './tokens.routes.js';
+import { createTokensService, type TokensService, type TokensSettings } from './tokens.service.js';
 
-/** The tokens service over a database, as both the app and the command line use it. */
-export async function createTokens(db: Database, config: Config): Promise<TokensService> {
-  return createTokensService({
-    repository: createTokensRepository(db),
-    codec: createTokenCodec(await resolveJwtSecret(config), config.auth),
-    settings: config.auth,
-  });
+export interface TokensModuleDeps {
+  readonly db: Database;
+  readonly settings: TokenCodecSettings &
+    TokensSettings & {
+      /** Undefined outside production when not set: one is generated and kept in `dataDir`. */
+      readonly jwtSecret: string | undefined;
+      /** Requests per minute and client address to /auth/refresh. */
+      readonly rateLimitPerMinute: number;
+    };
+  readonly dataDir: string;
+}
+
+/** Tokens: issuing, refreshing with rotation, revoking, and authenticating requests (the app's guard). */
+export async function createTokensModule({
+  db,
+  settings,
+  dataDir,
+}: TokensModuleDeps): Promise<AppModule<TokensService>> {
+  const secret = await resolveJwtSecret(settings.jwtSecret, dataDir);
+  const service = createTokensService({ db, codec: createTokenCodec(secret, settings), settings });
+  return { name: 'tokens', service, routes: tokensRoutes(service, settings.rateLimitPerMinute) };
 }

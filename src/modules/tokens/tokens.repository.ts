@@ -1,5 +1,6 @@
-import type { Grant } from '../../platform/auth.js';
-import type { Database } from '../../platform/db/database.js';
+import type { Grant } from '../../platform/auth/grants.js';
+import type { Executor } from '../../platform/db/transactions.js';
+import type { TokensTables } from './tokens.tables.js';
 
 export type RevokedReason = 'revoked' | 'reuse_detected';
 
@@ -17,25 +18,26 @@ export interface TokenRecord {
 
 export type NewToken = Omit<TokenRecord, 'rotatedAt' | 'revokedAt'>;
 
-/** All SQL about issued tokens. Times are epoch milliseconds. */
-export function createTokensRepository(db: Database) {
-  const insert = (executor: Database, token: NewToken) =>
-    executor
-      .insertInto('tokens')
-      .values({
-        jti: token.jti,
-        owner: token.owner.toString(),
-        grants: token.grants.join(' '),
-        chain_id: token.chainId,
-        rotated_from: token.rotatedFrom,
-        issued_at: token.issuedAt,
-        expires_at: token.expiresAt,
-      })
-      .execute();
-
+/**
+ * All SQL about issued tokens, run on `executor`: the database, or a transaction the service started.
+ * Times are epoch milliseconds.
+ */
+export function createTokensRepository(executor: Executor) {
+  const db = executor.withTables<TokensTables>();
   return {
     async insert(token: NewToken): Promise<void> {
-      await insert(db, token);
+      await db
+        .insertInto('tokens')
+        .values({
+          jti: token.jti,
+          owner: token.owner.toString(),
+          grants: token.grants.join(' '),
+          chain_id: token.chainId,
+          rotated_from: token.rotatedFrom,
+          issued_at: token.issuedAt,
+          expires_at: token.expiresAt,
+        })
+        .execute();
     },
 
     async find(jti: string): Promise<TokenRecord | undefined> {
@@ -56,22 +58,18 @@ export function createTokensRepository(db: Database) {
     },
 
     /**
-     * Marks `jti` rotated and records its successor, atomically: only the first of any number of
-     * concurrent callers finds the token unrotated; it gets true, every other caller false.
+     * Marks `jti` rotated if it is neither rotated nor revoked yet; true when this call did. Of any number
+     * of concurrent callers, exactly one gets true (one conditional update).
      */
-    async rotate(jti: string, successor: NewToken, now: number): Promise<boolean> {
-      return db.transaction().execute(async (transaction) => {
-        const updated = await transaction
-          .updateTable('tokens')
-          .set({ rotated_at: now })
-          .where('jti', '=', jti)
-          .where('rotated_at', 'is', null)
-          .where('revoked_at', 'is', null)
-          .executeTakeFirst();
-        if (updated.numUpdatedRows !== 1n) return false;
-        await insert(transaction, successor);
-        return true;
-      });
+    async markRotated(jti: string, now: number): Promise<boolean> {
+      const updated = await db
+        .updateTable('tokens')
+        .set({ rotated_at: now })
+        .where('jti', '=', jti)
+        .where('rotated_at', 'is', null)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      return updated.numUpdatedRows === 1n;
     },
 
     /** Revokes every token of a chain that is not revoked yet; returns how many it revoked. */

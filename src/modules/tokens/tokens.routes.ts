@@ -3,34 +3,28 @@ import { errorResponses } from '../../platform/error-response.js';
 import { RefreshRequestSchema, TokenPairSchema } from './tokens.schemas.js';
 import type { TokensService } from './tokens.service.js';
 
-export interface TokensRoutesOptions {
-  readonly service: TokensService;
-  /** Requests per minute and client address. */
-  readonly rateLimitPerMinute: number;
-}
-
-export const tokensRoutes: FastifyPluginAsyncTypebox<TokensRoutesOptions> = async (
-  app,
-  { service, rateLimitPerMinute },
-) => {
-  app.post(
-    '/auth/refresh',
-    {
-      config: { rateLimit: { max: rateLimitPerMinute, timeWindow: 60_000 } },
-      schema: {
-        tags: ['Auth'],
-        summary: 'Refresh an authentication token',
-        description:
-          'Exchanges a token (valid, or expired for at most the refresh window, 7 days by default) for a new one with the ' +
-          'same owner and grants. Each token can be exchanged once: presenting an exchanged token again revokes every ' +
-          'token of its chain (reuse detection) and answers 401. Rate limited per client address.',
-        body: RefreshRequestSchema,
-        response: { 200: TokenPairSchema, ...errorResponses(400, 401, 429) },
+/** `POST /auth/refresh`, rate limited to `rateLimitPerMinute` requests per minute and client address. */
+export const tokensRoutes =
+  (service: TokensService, rateLimitPerMinute: number): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/auth/refresh',
+      {
+        config: { rateLimit: { max: rateLimitPerMinute, timeWindow: 60_000 } },
+        schema: {
+          tags: ['Auth'],
+          summary: 'Refresh an authentication token',
+          description:
+            'Exchanges a token (valid, or expired for at most the refresh window, 7 days by default) for a new one with the ' +
+            'same owner and grants. Each token can be exchanged once: presenting an exchanged token again revokes every ' +
+            'token of its chain (reuse detection) and answers 401. Rate limited per client address.',
+          body: RefreshRequestSchema,
+          response: { 200: TokenPairSchema, ...errorResponses(400, 401, 429) },
+        },
       },
-    },
-    async (request) => {
-      const issued = await service.refresh(request.body.token, request.body.expires_at);
-      return { token: issued.token, expires_at: issued.expiresAt.toISOString() };
-    },
-  );
-};
+      async (request) => {
+        const issued = await service.refresh(request.body.token, request.body.expires_at);
+        return { token: issued.token, expires_at: issued.expiresAt.toISOString() };
+      },
+    );
+  };

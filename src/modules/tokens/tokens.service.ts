@@ -1,13 +1,10 @@
-import type { AuthConfig } from '../../config.js';
-import {
-  type Authenticator,
-  bearerChallenge,
-  type Grant,
-  type Principal,
-  type TokenCodec,
-} from '../../platform/auth.js';
+import { bearerChallenge } from '../../platform/auth/auth-errors.js';
+import type { Grant } from '../../platform/auth/grants.js';
+import type { Authenticator, Principal } from '../../platform/auth/principal.js';
+import type { TokenCodec } from '../../platform/auth/token-codec.js';
+import { type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
-import type { TokenRecord, TokensRepository } from './tokens.repository.js';
+import { createTokensRepository, type NewToken, type TokenRecord } from './tokens.repository.js';
 
 export interface IssuedToken {
   readonly jti: string;
@@ -15,9 +12,19 @@ export interface IssuedToken {
   readonly expiresAt: Date;
 }
 
+export interface IssueOptions {
+  /** The token's lifetime; TOKEN_TTL_SECONDS when not given. */
+  readonly ttlSeconds?: number;
+  /**
+   * A transaction of the caller's to record the token in, so that the token exists only if the caller's
+   * own writes commit (an application's approval and its credential, say).
+   */
+  readonly within?: Executor;
+}
+
 export interface TokensService extends Authenticator {
   /** A new token (the first of a new chain) for an owner with the given grants. */
-  issue(owner: bigint, grants: readonly Grant[], ttlSeconds?: number): Promise<IssuedToken>;
+  issue(owner: bigint, grants: readonly Grant[], options?: IssueOptions): Promise<IssuedToken>;
   /**
    * Exchanges a token, valid or expired within the refresh window, for a new one of the same owner and
    * grants. The old one can never be exchanged again: presenting it again revokes its whole chain.
@@ -27,10 +34,17 @@ export interface TokensService extends Authenticator {
   revoke(jti: string): Promise<number>;
 }
 
+/** What the tokens service needs of the configuration. */
+export interface TokensSettings {
+  readonly tokenTtlSeconds: number;
+  /** How long after its expiry a token may still be exchanged at /auth/refresh. */
+  readonly refreshWindowSeconds: number;
+}
+
 export interface TokensServiceDeps {
-  readonly repository: TokensRepository;
+  readonly db: Executor;
   readonly codec: TokenCodec;
-  readonly settings: AuthConfig;
+  readonly settings: TokensSettings;
   readonly now?: () => number;
 }
 
@@ -38,11 +52,13 @@ const unauthorized = (kind: ErrorKind, developerReason: string) =>
   AppError.of(kind, { developerReason, headers: bearerChallenge('invalid_token') });
 
 export function createTokensService({
-  repository,
+  db,
   codec,
   settings,
   now = Date.now,
 }: TokensServiceDeps): TokensService {
+  const repository = createTokensRepository(db);
+
   async function sign(record: Pick<TokenRecord, 'owner' | 'grants'>, ttlSeconds: number) {
     const signed = await codec.sign(record.owner, record.grants, ttlSeconds, now());
     return {
@@ -70,9 +86,9 @@ export function createTokensService({
   }
 
   return {
-    async issue(owner, grants, ttlSeconds = settings.tokenTtlSeconds) {
+    async issue(owner, grants, { ttlSeconds = settings.tokenTtlSeconds, within } = {}) {
       const { jti, claims, issued } = await sign({ owner, grants }, ttlSeconds);
-      await repository.insert({
+      await createTokensRepository(within ?? db).insert({
         jti,
         owner,
         grants,
@@ -97,7 +113,7 @@ export function createTokensService({
       const record = await usableRecord(claims.jti);
       if (record.rotatedAt !== null) return reuseDetected(record);
       const { jti, claims: next, issued } = await sign(record, settings.tokenTtlSeconds);
-      const successor = {
+      const successor: NewToken = {
         jti,
         owner: record.owner,
         grants: record.grants,
@@ -106,7 +122,14 @@ export function createTokensService({
         issuedAt: next.issuedAt * 1000,
         expiresAt: next.expiresAt * 1000,
       };
-      if (await repository.rotate(record.jti, successor, now())) return issued;
+      // Marking the old token rotated and recording its successor commit together, or not at all.
+      const rotated = await inTransaction(db, async (transaction) => {
+        const tokens = createTokensRepository(transaction);
+        if (!(await tokens.markRotated(record.jti, now()))) return false;
+        await tokens.insert(successor);
+        return true;
+      });
+      if (rotated) return issued;
       // A concurrent request exchanged (or revoked) the token between our read and our update.
       return reuseDetected(await usableRecord(record.jti));
     },

@@ -1,149 +1,144 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Counter, type Registry } from 'prom-client';
-import { UpstreamFailure, type UpstreamFailureKind } from '../../upstream/upstream-failure.js';
 import type { Cache, CacheEntry } from './cache.js';
+import type { CacheMetrics } from './cache-metrics.js';
+import type { FetchLocks } from './fetch-locks.js';
 import type { SingleFlight } from './single-flight.js';
 
 export type CacheStatus = 'HIT' | 'MISS' | 'STALE';
 
-export interface Served {
-  readonly entry: CacheEntry;
-  readonly cacheStatus: CacheStatus;
-  /** How long the entry is fresh by its resource's rules. */
+/** Where a served value came from, and how long it is fresh by its resource's rules. */
+export interface Freshness {
+  readonly status: CacheStatus;
+  /** Epoch milliseconds when the upstream gave it. */
+  readonly storedAt: number;
   readonly freshMs: number;
 }
 
+export interface Served {
+  /** The value's bytes (empty: known not to exist). A hit hands out the cached bytes themselves. */
+  readonly bytes: Buffer;
+  readonly freshness: Freshness;
+}
+
 export interface ResourceRules {
-  /** Label of this resource in metrics and the prefix of its keys. */
+  /** Label of this resource in metrics and the prefix of its keys; unique per app. */
   readonly name: string;
-  /** How long an entry is fresh (found and not-found answers differ). */
+  /** How long an entry is fresh (found and not-found values may differ). */
   freshMs(entry: CacheEntry): number;
-  /** How long past freshness an entry may stand in when the upstream fails. */
+  /** How long past freshness an entry may stand in when the fetch fails. */
   readonly staleIfErrorMs: number;
+}
+
+/** What the cache needs to know of the errors its fetches throw; the layer that defines them supplies it. */
+export interface FailureRules {
+  /** Whether a stale copy may stand in when a fetch throws this (an upstream failure), or it must propagate. */
+  canServeStale(error: unknown): boolean;
+  /** The error as bytes another instance can rebuild it from; undefined for an error not to share. */
+  encode(error: unknown): Buffer | undefined;
+  decode(bytes: Buffer): Error;
+  /** The error for a wait on another instance's fetch that outlived the lock. */
+  waitTimedOut(): Error;
 }
 
 export interface CachedResourceDeps {
   readonly cache: Cache;
   readonly flights: SingleFlight;
-  /** The cache is shared by several instances: take a lock in it before fetching. */
-  readonly shared: boolean;
+  /** Present when the cache is shared by several instances: a fetch then runs under a lock in it. */
+  readonly locks?: FetchLocks;
   /** How long a cross-instance lock lives if its holder dies. */
   readonly lockMs: number;
+  readonly failures: FailureRules;
   readonly metrics: CacheMetrics;
   readonly now?: () => number;
 }
 
-export interface CacheMetrics {
-  looked(resource: string, result: 'hit' | 'miss' | 'stale'): void;
-  joined(resource: string): void;
-}
-
-export function createCacheMetrics(registry: Registry): CacheMetrics {
-  const lookups = new Counter({
-    name: 'cache_lookups_total',
-    help: 'Answers by where they came from: hit (fresh cache), miss (upstream), stale (old copy on upstream failure).',
-    labelNames: ['resource', 'result'],
-    registers: [registry],
-  });
-  const joins = new Counter({
-    name: 'single_flight_joins_total',
-    help: 'Requests that waited for an upstream call already under way instead of making their own.',
-    labelNames: ['resource'],
-    registers: [registry],
-  });
-  return {
-    looked: (resource, result) => lookups.inc({ resource, result }),
-    joined: (resource) => joins.inc({ resource }),
-  };
+export interface CachedResource {
+  /**
+   * The value of `key`: fresh from the cache (HIT), or fetched once for any number of concurrent callers
+   * and cached (MISS). When the fetch fails with an error the failure rules let stand in for, a copy still
+   * within stale-if-error (from the cache, else from `lastKnown`) is served (STALE); otherwise it throws.
+   */
+  get(
+    key: string,
+    fetch: () => Promise<Buffer>,
+    lastKnown?: () => Promise<CacheEntry | undefined>,
+  ): Promise<Served>;
 }
 
 /** How often a waiting instance looks whether the lock holder's answer has landed. */
 const POLL_MS = 15;
-/** How long a lock holder's failure stays readable by the instances waiting on it. */
-const FAILURE_SHARED_MS = 2000;
-const LOCK_ENTRY: CacheEntry = { status: 0, body: Buffer.alloc(0), storedAt: 0 };
 
-/**
- * One cached upstream resource. A fresh entry is served as is (HIT). Otherwise one fetch runs for any
- * number of concurrent requests (single-flight; across instances through a lock in the shared cache),
- * and its answer is cached and served (MISS). When the fetch fails, a copy still within stale-if-error
- * (from the cache, else from `lastKnown`) is served (STALE); without one the failure is thrown.
- */
-export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRules) {
-  const { cache, flights, metrics } = deps;
+export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRules): CachedResource {
+  const { cache, flights, locks, failures, metrics } = deps;
   const now = deps.now ?? Date.now;
-  const served = (entry: CacheEntry, cacheStatus: CacheStatus): Served => ({
-    entry,
-    cacheStatus,
-    freshMs: rules.freshMs(entry),
+  const served = (entry: CacheEntry, status: CacheStatus): Served => ({
+    bytes: entry.bytes,
+    freshness: { status, storedAt: entry.storedAt, freshMs: rules.freshMs(entry) },
   });
+  const isFresh = (entry: CacheEntry) => now() - entry.storedAt < rules.freshMs(entry);
   const usable = (entry: CacheEntry | undefined) =>
     entry && now() - entry.storedAt < rules.freshMs(entry) + rules.staleIfErrorMs ? entry : undefined;
 
-  async function fetchAndStore(key: string, fetch: () => Promise<CacheEntry>): Promise<CacheEntry> {
-    const entry = await fetch();
+  async function fetchAndStore(key: string, fetch: () => Promise<Buffer>): Promise<CacheEntry> {
+    const bytes = await fetch();
+    const entry = { bytes, storedAt: now() };
     await cache.set(key, entry, rules.freshMs(entry) + rules.staleIfErrorMs);
     return entry;
   }
 
   /** Fetches under the shared lock, or waits for the instance holding it and takes its answer. */
   async function fetchShared(
+    sharedLocks: FetchLocks,
     key: string,
-    fetch: () => Promise<CacheEntry>,
+    fetch: () => Promise<Buffer>,
     seen: CacheEntry | undefined,
   ): Promise<CacheEntry> {
-    const lockKey = `lock:${key}`;
-    const failureKey = `failed:${key}`;
-    const startedAt = now();
-    const deadline = startedAt + deps.lockMs;
+    const deadline = now() + deps.lockMs;
     while (now() < deadline) {
-      if (await cache.add(lockKey, LOCK_ENTRY, deps.lockMs)) {
+      const lease = await sharedLocks.acquire(key, deps.lockMs);
+      if (lease) {
+        let failure: Buffer | undefined;
         try {
           // The previous holder may have stored a fresh answer between our first look and our lock.
           const landed = await cache.get(key);
-          if (landed && isNewer(landed, seen) && now() - landed.storedAt < rules.freshMs(landed))
-            return landed;
+          if (landed && isNewer(landed, seen) && isFresh(landed)) return landed;
           return await fetchAndStore(key, fetch);
         } catch (error) {
-          if (error instanceof UpstreamFailure)
-            await cache.set(failureKey, encodeFailure(error, now()), FAILURE_SHARED_MS);
+          failure = failures.encode(error);
           throw error;
         } finally {
-          await cache.delete(lockKey);
+          await lease.release(failure);
         }
       }
+      const holder = await sharedLocks.holder(key);
       do {
         await sleep(POLL_MS);
         const landed = await cache.get(key);
         if (landed && isNewer(landed, seen)) return landed;
-        const failure = await cache.get(failureKey);
-        if (failure && failure.storedAt >= startedAt) throw decodeFailure(failure);
-      } while (now() < deadline && (await cache.get(lockKey)));
+        const failure = holder && (await sharedLocks.failureOf(key, holder));
+        if (failure) throw failures.decode(failure);
+      } while (holder && now() < deadline && (await sharedLocks.holder(key)) === holder);
     }
-    throw new UpstreamFailure('timeout', 'the upstream answer did not arrive in time');
+    throw failures.waitTimedOut();
   }
 
   return {
-    async get(
-      key: string,
-      fetch: () => Promise<CacheEntry>,
-      lastKnown?: () => Promise<CacheEntry | undefined>,
-    ): Promise<Served> {
+    async get(key, fetch, lastKnown) {
       const fullKey = `${rules.name}:${key}`;
       const cached = await cache.get(fullKey);
-      if (cached && now() - cached.storedAt < rules.freshMs(cached)) {
+      if (cached && isFresh(cached)) {
         metrics.looked(rules.name, 'hit');
         return served(cached, 'HIT');
       }
       try {
         const { value, joined } = await flights.run(fullKey, () =>
-          deps.shared ? fetchShared(fullKey, fetch, cached) : fetchAndStore(fullKey, fetch),
+          locks ? fetchShared(locks, fullKey, fetch, cached) : fetchAndStore(fullKey, fetch),
         );
         if (joined) metrics.joined(rules.name);
         metrics.looked(rules.name, 'miss');
         return served(value, 'MISS');
       } catch (error) {
-        if (!(error instanceof UpstreamFailure)) throw error;
+        if (!failures.canServeStale(error)) throw error;
         const fallback = usable(cached) ?? usable(await lastKnown?.());
         if (!fallback) throw error;
         metrics.looked(rules.name, 'stale');
@@ -155,21 +150,3 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
 
 const isNewer = (entry: CacheEntry, than: CacheEntry | undefined) =>
   entry.storedAt > (than?.storedAt ?? Number.NEGATIVE_INFINITY);
-
-function encodeFailure(failure: UpstreamFailure, at: number): CacheEntry {
-  const body = {
-    kind: failure.kind,
-    cause: failure.publicCause,
-    retryAfterSeconds: failure.retryAfterSeconds,
-  };
-  return { status: 0, body: Buffer.from(JSON.stringify(body)), storedAt: at };
-}
-
-function decodeFailure(entry: CacheEntry): UpstreamFailure {
-  const { kind, cause, retryAfterSeconds } = JSON.parse(entry.body.toString('utf8')) as {
-    kind: UpstreamFailureKind;
-    cause: string;
-    retryAfterSeconds?: number;
-  };
-  return new UpstreamFailure(kind, cause, retryAfterSeconds);
-}

@@ -1,30 +1,69 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
-import type { CacheConfig } from '../../config.js';
-import { createCachedResource, createCacheMetrics, type ResourceRules } from './cached-resource.js';
+import type { Logger } from '../logger.js';
+import type { Cache } from './cache.js';
+import { createCacheMetrics } from './cache-metrics.js';
+import {
+  type CachedResource,
+  createCachedResource,
+  type FailureRules,
+  type ResourceRules,
+} from './cached-resource.js';
 import { createMemoryCache } from './memory-cache.js';
 import { createRedisCache } from './redis-cache.js';
+import { createRedisLocks } from './redis-locks.js';
 import { createSingleFlight } from './single-flight.js';
 
-/** The cache the app uses (Redis when configured, else in-process) and a factory of cached resources over it. */
+export interface CachingSettings {
+  /** Bound of the in-process cache, in bytes of cached values. */
+  readonly memoryMaxBytes: number;
+  /** How long a cross-instance single-flight lock lives if its holder dies. */
+  readonly singleFlightLockMs: number;
+}
+
+export interface Caching {
+  /** A cached resource over the app's one cache; each name may be taken once. */
+  resource(rules: ResourceRules): CachedResource;
+}
+
+/**
+ * Entries are written in this format version's key space: an instance of another version sharing the
+ * Redis never reads bytes it would misunderstand.
+ */
+const ENTRY_FORMAT = 'v2';
+
+/**
+ * The app's one cache (Redis when configured, shared by every instance with a fetch lock in it; else
+ * in-process), its single-flight and its metrics, built once; modules take resources from it.
+ */
 export function createCaching(
-  config: CacheConfig,
-  {
-    redis,
-    keyPrefix,
-    registry,
-    log,
-  }: { redis: Redis | undefined; keyPrefix: string; registry: Registry; log: FastifyBaseLogger },
-) {
-  const deps = {
-    cache: redis
-      ? createRedisCache(redis, `${keyPrefix}cache:`, log)
-      : createMemoryCache(config.memoryMaxBytes),
+  settings: CachingSettings,
+  deps: {
+    redis: Redis | undefined;
+    keyPrefix: string;
+    registry: Registry;
+    failures: FailureRules;
+    log: Logger;
+  },
+): Caching {
+  const { redis, keyPrefix, log } = deps;
+  const cache: Cache = redis
+    ? createRedisCache(redis, `${keyPrefix}cache:${ENTRY_FORMAT}:`, log)
+    : createMemoryCache(settings.memoryMaxBytes);
+  const shared = {
+    cache,
     flights: createSingleFlight(),
-    shared: redis !== undefined,
-    lockMs: config.singleFlightLockMs,
-    metrics: createCacheMetrics(registry),
+    ...(redis ? { locks: createRedisLocks(redis, `${keyPrefix}cache:`, log) } : {}),
+    lockMs: settings.singleFlightLockMs,
+    failures: deps.failures,
+    metrics: createCacheMetrics(deps.registry),
   };
-  return { resource: (rules: ResourceRules) => createCachedResource(deps, rules) };
+  const names = new Set<string>();
+  return {
+    resource(rules) {
+      if (names.has(rules.name)) throw new Error(`a cached resource named "${rules.name}" already exists`);
+      names.add(rules.name);
+      return createCachedResource(shared, rules);
+    },
+  };
 }

@@ -1,14 +1,14 @@
 import { LRUCache } from 'lru-cache';
 import type { Cache, CacheEntry } from './cache.js';
 
-/** Bookkeeping bytes per entry beyond its body and key, so that many tiny entries still count. */
+/** Bookkeeping bytes per entry beyond its value and key, so that many tiny entries still count. */
 const ENTRY_OVERHEAD_BYTES = 128;
 
-/** The in-process cache: least recently used entries go first once the bodies pass `maxBytes`. */
+/** The in-process cache: least recently used entries go first once the values pass `maxBytes`. */
 export function createMemoryCache(maxBytes: number): Cache {
   const lru = new LRUCache<string, CacheEntry>({
     maxSize: maxBytes,
-    sizeCalculation: (entry, key) => entry.body.length + key.length + ENTRY_OVERHEAD_BYTES,
+    sizeCalculation: (entry, key) => entry.bytes.length + key.length + ENTRY_OVERHEAD_BYTES,
     ttlAutopurge: false,
   });
   return {
@@ -17,14 +17,6 @@ export function createMemoryCache(maxBytes: number): Cache {
     },
     async set(key, entry, keepForMs) {
       lru.set(key, entry, { ttl: Math.max(1, keepForMs) });
-    },
-    async add(key, entry, keepForMs) {
-      if (lru.has(key)) return false;
-      lru.set(key, entry, { ttl: Math.max(1, keepForMs) });
-      return true;
-    },
-    async delete(key) {
-      lru.delete(key);
     },
   };
 }

@@ -1,9 +1,9 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { Logger } from '../logger.js';
 import { type Cache, decodeEntry, encodeEntry } from './cache.js';
 
 /** The shared cache: every instance reads what any of them fetched. Keys live under `prefix`. */
-export function createRedisCache(redis: Redis, prefix: string, log: FastifyBaseLogger): Cache {
+export function createRedisCache(redis: Redis, prefix: string, log: Logger): Cache {
   const failed = (operation: string) => (error: unknown) => {
     log.warn({ err: error, operation }, 'redis cache unavailable; treating as a miss');
     return undefined;
@@ -17,16 +17,6 @@ export function createRedisCache(redis: Redis, prefix: string, log: FastifyBaseL
       await redis
         .set(prefix + key, encodeEntry(entry), 'PX', Math.max(1, Math.ceil(keepForMs)))
         .catch(failed('set'));
-    },
-    async add(key, entry, keepForMs) {
-      const answer = await redis
-        .set(prefix + key, encodeEntry(entry), 'PX', Math.max(1, Math.ceil(keepForMs)), 'NX')
-        .catch(failed('add'));
-      // undefined: Redis did not answer; go ahead (see Cache.add).
-      return answer === 'OK' || answer === undefined;
-    },
-    async delete(key) {
-      await redis.del(prefix + key).catch(failed('delete'));
     },
   };
 }

@@ -4,17 +4,23 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
-import type { DatabaseConfig } from '../../config.js';
-import type { Tables } from './tables.js';
 
-export type Database = Kysely<Tables>;
+/**
+ * The database, typed on no table: each repository sees it through its own tables only
+ * (`db.withTables<OwnTables>()`), so the compiler refuses a query on another module's table.
+ */
+export type Database = Kysely<object>;
+
+export type DatabaseSettings =
+  | { readonly dialect: 'sqlite'; readonly path: string }
+  | { readonly dialect: 'postgres'; readonly url: string; readonly poolSize: number };
 
 /** How long SQLite waits for another connection's write lock before it gives up. */
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
 const PG_INT8_OID = 20;
 
 /** Opens the configured database. Nothing connects before this is called; `db.destroy()` closes it. */
-export function createDatabase(settings: DatabaseConfig): Database {
+export function createDatabase(settings: DatabaseSettings): Database {
   if (settings.dialect === 'sqlite') {
     if (settings.path !== ':memory:') mkdirSync(dirname(settings.path), { recursive: true });
     const connection = new SQLite(settings.path);
@@ -23,7 +29,7 @@ export function createDatabase(settings: DatabaseConfig): Database {
     connection.pragma('synchronous = FULL');
     connection.pragma('foreign_keys = ON');
     connection.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-    return new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
+    return new Kysely<object>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
   }
   const pool = new pg.Pool({
     connectionString: settings.url,
@@ -35,7 +41,7 @@ export function createDatabase(settings: DatabaseConfig): Database {
         oid === PG_INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  return new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<object>({ dialect: new PostgresDialect({ pool }) });
 }
 
 /** Prepared statements kept per connection: queries are few and repeat (a token check on every request). */

@@ -7,9 +7,9 @@ import {
   sql,
 } from 'kysely';
 import type { Database } from './database.js';
-import { migrations as allMigrations } from './migrations/index.js';
 
-type Migrations = Readonly<Record<string, Migration>>;
+/** Migrations by name; names sort in the order they run (`0001-...`). */
+export type Migrations = Readonly<Record<string, Migration>>;
 
 const isSqlite = (db: Database) => db.getExecutor().adapter instanceof SqliteAdapter;
 
@@ -55,10 +55,7 @@ function withOwnSchemaIntrospection(db: Database, schema: string): Database {
  * left to do. On SQLite Kysely does neither, so the whole run is one IMMEDIATE transaction: other
  * processes wait for its write lock, and a migration that fails leaves nothing half-applied.
  */
-export async function migrateToLatest(
-  db: Database,
-  migrations: Migrations = allMigrations,
-): Promise<MigrationResult[]> {
+export async function migrateToLatest(db: Database, migrations: Migrations): Promise<MigrationResult[]> {
   const migrate = async () => {
     const { error, results } = await (await migratorFor(db, migrations)).migrateToLatest();
     if (error) throw error;
@@ -77,10 +74,7 @@ export async function migrateToLatest(
 }
 
 /** Names of the migrations the code knows that the database has not applied. */
-export async function pendingMigrations(
-  db: Database,
-  migrations: Migrations = allMigrations,
-): Promise<string[]> {
+export async function pendingMigrations(db: Database, migrations: Migrations): Promise<string[]> {
   const known = await (await migratorFor(db, migrations)).getMigrations();
   return known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
 }

@@ -1,69 +1,64 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
-import { dialects, testRedisUrl } from '../../helpers/environment.js';
+import { testRedisUrl } from '../../helpers/environment.js';
 
-for (const dialect of dialects) {
-  describe(`health on ${dialect}`, () => {
-    it('answers /health and /ready with the database and migrations checked', async (t) => {
-      const { app } = await buildTestApp({ dialect });
-      t.after(() => app.close());
-      const health = await app.inject({ method: 'GET', url: '/health' });
-      assert.equal(health.statusCode, 200);
-      assert.deepEqual(health.json(), { status: 'ok' });
-      const ready = await app.inject({ method: 'GET', url: '/ready' });
-      assert.equal(ready.statusCode, 200, ready.body);
-      assert.deepEqual(ready.json(), { status: 'ready', checks: { database: 'ok', migrations: 'ok' } });
-    });
-
-    it('is not ready, with an ErrorResponse naming the dependency, when one is unreachable', async (t) => {
-      // Port 1 on loopback: nothing listens there, so the connection is refused at once.
-      const { app } = await buildTestApp({ dialect, env: { REDIS_URL: 'redis://127.0.0.1:1' } });
-      t.after(() => app.close());
-      const ready = await app.inject({ method: 'GET', url: '/ready' });
-      assert.equal(ready.statusCode, 503);
-      const body = ready.json();
-      assert.equal(body.success, false);
-      assert.equal(body.cause, 'Not ready');
-      assert.deepEqual(
-        body.extra.map((problem: { name: string; reason: string }) => [problem.name, problem.reason]),
-        [['DEPENDENCY_UNAVAILABLE', 'redis is unavailable']],
-      );
-    });
-
-    it('is not ready while migrations are pending', async (t) => {
-      const { app } = await buildTestApp({ dialect, migrate: false });
-      t.after(() => app.close());
-      const ready = await app.inject({ method: 'GET', url: '/ready' });
-      assert.equal(ready.statusCode, 503);
-      const [problem] = ready.json().extra;
-      assert.equal(problem.reason, 'migrations is unavailable');
-      assert.match(problem.developer_reason, /not applied: 0001-tokens/);
-    });
-
-    it('counts requests by route and status in /metrics', async (t) => {
-      const { app } = await buildTestApp({ dialect });
-      t.after(() => app.close());
-      await app.inject({ method: 'GET', url: '/health' });
-      await app.inject({ method: 'GET', url: '/health' });
-      await app.inject({ method: 'GET', url: '/missing' });
-      const metrics = await app.inject({ method: 'GET', url: '/metrics' });
-      assert.equal(metrics.statusCode, 200);
-      assert.match(String(metrics.headers['content-type']), /^text\/plain/);
-      assert.match(metrics.body, /http_requests_total\{method="GET",route="\/health",status="200"\} 2/);
-      assert.match(metrics.body, /http_requests_total\{method="GET",route="unmatched",status="404"\} 1/);
-      assert.match(
-        metrics.body,
-        /http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/health",status="200"\}/,
-      );
-      assert.match(metrics.body, /process_resident_memory_bytes/);
-    });
+describeEachBackend('health', (backend) => {
+  it('answers /health and /ready with the database and migrations checked', async (t) => {
+    const { app } = await buildTestApp(t, { backend });
+    const health = await app.inject({ method: 'GET', url: '/health' });
+    assert.equal(health.statusCode, 200);
+    assert.deepEqual(health.json(), { status: 'ok' });
+    const ready = await app.inject({ method: 'GET', url: '/ready' });
+    assert.equal(ready.statusCode, 200, ready.body);
+    assert.deepEqual(ready.json(), { status: 'ready', checks: { database: 'ok', migrations: 'ok' } });
   });
-}
+
+  it('is not ready, with an ErrorResponse naming the dependency, when one is unreachable', async (t) => {
+    // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+    const { app } = await buildTestApp(t, { backend, env: { REDIS_URL: 'redis://127.0.0.1:1' } });
+    const ready = await app.inject({ method: 'GET', url: '/ready' });
+    assert.equal(ready.statusCode, 503);
+    const body = ready.json();
+    assert.equal(body.success, false);
+    assert.equal(body.cause, 'Not ready');
+    assert.deepEqual(
+      body.extra.map((problem: { name: string; reason: string }) => [problem.name, problem.reason]),
+      [['DEPENDENCY_UNAVAILABLE', 'redis is unavailable']],
+    );
+  });
+
+  it('is not ready while migrations are pending', async (t) => {
+    const { app } = await buildTestApp(t, { backend, migrate: false });
+    const ready = await app.inject({ method: 'GET', url: '/ready' });
+    assert.equal(ready.statusCode, 503);
+    const [problem] = ready.json().extra;
+    assert.equal(problem.reason, 'migrations is unavailable');
+    assert.match(problem.developer_reason, /not applied: 0001-tokens/);
+  });
+
+  it('counts requests by route and status in /metrics', async (t) => {
+    const { app } = await buildTestApp(t, { backend });
+    await app.inject({ method: 'GET', url: '/health' });
+    await app.inject({ method: 'GET', url: '/health' });
+    await app.inject({ method: 'GET', url: '/missing' });
+    const metrics = await app.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(metrics.statusCode, 200);
+    assert.match(String(metrics.headers['content-type']), /^text\/plain/);
+    assert.match(metrics.body, /http_requests_total\{method="GET",route="\/health",status="200"\} 2/);
+    assert.match(metrics.body, /http_requests_total\{method="GET",route="unmatched",status="404"\} 1/);
+    assert.match(
+      metrics.body,
+      /http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/health",status="200"\}/,
+    );
+    assert.match(metrics.body, /process_resident_memory_bytes/);
+  });
+});
 
 describe('health with Redis', { skip: testRedisUrl ? false : 'TEST_REDIS_URL is not set' }, () => {
-  it('checks Redis in /ready and closes the connection with the app', async () => {
-    const { app } = await buildTestApp({ redis: true });
+  it('checks Redis in /ready and closes the connection with the app', async (t) => {
+    const { app } = await buildTestApp(t, { redis: true });
     const ready = await app.inject({ method: 'GET', url: '/ready' });
     assert.equal(ready.statusCode, 200, ready.body);
     assert.deepEqual(ready.json().checks, { database: 'ok', migrations: 'ok', redis: 'ok' });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it, type TestContext } from 'node:test';
 import { createPlayersRepository } from '../../../src/modules/players/players.repository.js';
+import { describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
-import { dialects, testRedisUrl } from '../../helpers/environment.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { buildPlayerTestApp } from '../../helpers/player-app.js';
 import { fixtureJson } from '../../helpers/player-fixtures.js';
@@ -11,28 +11,21 @@ import { bearer, issueToken } from '../../helpers/tokens.js';
 const { minikloon } = FIXTURE_PLAYERS;
 const NEVER_JOINED = '00000000000000000000000000000000';
 
-type Cache = 'memory' | 'redis';
-const caches: Cache[] = testRedisUrl ? ['memory', 'redis'] : ['memory'];
-let cache: Cache = 'memory';
+const problemName = (reply: { json(): { extra?: { name: string }[] } }) => reply.json().extra?.[0]?.name;
 
-function setup(fake: FakeUpstream, dialect: (typeof dialects)[number], env: Record<string, string> = {}) {
-  return buildPlayerTestApp(fake, { dialect, env, redis: cache === 'redis' });
-}
-
-for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
-  caches.map((kind) => [dialect, kind] as const),
-)) {
-  describe(`GET /player/{player} on ${dialect} with the ${cacheKind} cache`, () => {
+describeEachBackend(
+  'GET /player/{player}',
+  (backend) => {
     let fake: FakeUpstream;
     before(async () => {
-      cache = cacheKind;
       fake = await startFakeUpstream();
     });
     after(() => fake.close());
+    const setup = (t: TestContext, env: Record<string, string> = {}) =>
+      buildPlayerTestApp(t, fake, { backend, env });
 
     it('serves a player by UUID (dashed, any case) as the upstream sent it, then from the cache', async (t) => {
-      const { app, get } = await setup(fake, dialect);
-      t.after(() => app.close());
+      const { get } = await setup(t);
       const first = await get('/player/20934EF9-488C-4651-80A7-8F861586B4CF');
       assert.equal(first.statusCode, 200, first.body);
       assert.equal(first.headers['x-cache'], 'MISS');
@@ -50,8 +43,7 @@ for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
     });
 
     it('resolves a username through Mojang once, and remembers it', async (t) => {
-      const { app, get } = await setup(fake, dialect);
-      t.after(() => app.close());
+      const { get } = await setup(t);
       const byName = await get('/player/minikloon');
       assert.equal(byName.statusCode, 200);
       assert.equal(byName.json().player.uuid, minikloon.uuid);
@@ -61,8 +53,7 @@ for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
     });
 
     it('answers 404 in the result shape for an unknown username and for a player who never joined', async (t) => {
-      const { app, get } = await setup(fake, dialect);
-      t.after(() => app.close());
+      const { get } = await setup(t);
       for (const url of ['/player/nobody_here', `/player/${NEVER_JOINED}`]) {
         const reply = await get(url);
         assert.equal(reply.statusCode, 404, url);
@@ -77,8 +68,7 @@ for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
     });
 
     it('answers a bad {player} with a 400 ErrorResponse', async (t) => {
-      const { app, get } = await setup(fake, dialect);
-      t.after(() => app.close());
+      const { get } = await setup(t);
       for (const player of [
         'bad!name',
         'a_name_far_too_long',
@@ -96,16 +86,19 @@ for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
     });
 
     it('needs a token with player:read', async (t) => {
-      const { app, config, get } = await setup(fake, dialect);
-      t.after(() => app.close());
-      assert.equal((await app.inject({ method: 'GET', url: `/player/${minikloon.uuid}` })).statusCode, 401);
+      const { app, config, get } = await setup(t);
+      const missing = await app.inject({ method: 'GET', url: `/player/${minikloon.uuid}` });
+      assert.equal(missing.statusCode, 401);
+      assert.equal(problemName(missing), 'TOKEN_MISSING');
       const otherGrant = await issueToken(app, config, { grants: ['profiles:read'] });
-      assert.equal((await get(`/player/${minikloon.uuid}`, otherGrant)).statusCode, 403);
+      const forbidden = await get(`/player/${minikloon.uuid}`, otherGrant);
+      assert.equal(forbidden.statusCode, 403);
+      assert.equal(problemName(forbidden), 'GRANT_MISSING');
+      assert.equal(fake.calls.length, 0, 'no upstream call for a refused request');
     });
 
     it('serves a GET that carries Content-Type: application/json and {}', async (t) => {
-      const { app, token } = await setup(fake, dialect);
-      t.after(() => app.close());
+      const { app, token } = await setup(t);
       const reply = await app.inject({
         method: 'GET',
         url: `/player/${minikloon.uuid}`,
@@ -116,8 +109,7 @@ for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
     });
 
     it('makes exactly one upstream call for 200 concurrent requests for one cold player', async (t) => {
-      const { app, get } = await setup(fake, dialect);
-      t.after(() => app.close());
+      const { app, get } = await setup(t);
       fake.misbehave({ delayMs: 50 });
       const replies = await Promise.all(Array.from({ length: 200 }, () => get(`/player/${minikloon.uuid}`)));
       assert.ok(replies.every((reply) => reply.statusCode === 200));
@@ -128,8 +120,7 @@ for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
     });
 
     it('records the player, the names seen and the latest copy on each fetch', async (t) => {
-      const { app, get } = await setup(fake, dialect, { CACHE_PLAYER_FRESH_SECONDS: '0' });
-      t.after(() => app.close());
+      const { app, get } = await setup(t, { CACHE_PLAYER_FRESH_SECONDS: '0' });
       await get(`/player/${minikloon.uuid}`);
       await get(`/player/${minikloon.uuid}`);
       const repository = createPlayersRepository(app.db);
@@ -147,8 +138,7 @@ for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
     });
 
     it('answers 429 throttle:true with Retry-After when the upstream throttles and nothing is cached', async (t) => {
-      const { app, get } = await setup(fake, dialect);
-      t.after(() => app.close());
+      const { get } = await setup(t);
       fake.misbehave({ throttle: { global: true } });
       const reply = await get(`/player/${minikloon.uuid}`);
       assert.equal(reply.statusCode, 429);
@@ -165,13 +155,12 @@ for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
 
     it('serves the stale copy when the upstream is down, slow or answers garbage; without one 502/504', async (t) => {
       // Many failures in a row here: keep the circuit breaker (tested on its own below) out of the way.
-      const { app, get } = await setup(fake, dialect, {
+      const { get } = await setup(t, {
         CACHE_PLAYER_FRESH_SECONDS: '0',
         UPSTREAM_TIMEOUT_MS: '200',
         UPSTREAM_RETRIES: '1',
         UPSTREAM_BREAKER_FAILURES: '1000',
       });
-      t.after(() => app.close());
       assert.equal((await get(`/player/${minikloon.uuid}`)).headers['x-cache'], 'MISS');
       const cases: [string, Parameters<FakeUpstream['misbehave']>[0], number][] = [
         ['down', { failWith: 503 }, 502],
@@ -196,33 +185,21 @@ for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
     });
 
     it('answers 503 when the upstream cannot be reached at all', async (t) => {
-      const { app, get } = await setup(fake, dialect, {
+      const { get } = await setup(t, {
         HYPIXEL_API_URL: 'http://127.0.0.1:1',
         UPSTREAM_RETRIES: '0',
       });
-      t.after(() => app.close());
       const reply = await get(`/player/${minikloon.uuid}`);
       assert.equal(reply.statusCode, 503);
       assert.equal(reply.json().player, null);
     });
 
     it('serves the stored latest copy after a restart when the upstream is down', async (t) => {
-      const first = await setup(fake, dialect);
+      const first = await setup(t);
       await first.get(`/player/${minikloon.uuid}`);
       // A new instance on the same database starts with an empty in-process cache.
       // (With Redis: a fresh key prefix, so the shared cache is empty too.)
-      const { app } = await buildTestApp({
-        databaseUrl:
-          first.config.database.dialect === 'sqlite'
-            ? `sqlite:${first.config.database.path}`
-            : first.config.database.url,
-        upstream: fake,
-        redis: cache === 'redis',
-      });
-      t.after(async () => {
-        await app.close();
-        await first.app.close();
-      });
+      const { app } = await buildTestApp(t, { backend, databaseUrl: first.databaseUrl, upstream: fake });
       fake.reset();
       fake.misbehave({ failWith: 502 });
       const reply = await app.inject({
@@ -236,14 +213,12 @@ for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
     });
 
     it('retries a 5xx, never a 4xx', async (t) => {
-      const { app, get } = await setup(fake, dialect);
-      t.after(() => app.close());
+      const { get } = await setup(t);
       fake.misbehave({ failNext: 1 });
       assert.equal((await get(`/player/${minikloon.uuid}`)).statusCode, 200);
       assert.equal(fake.callsTo('/v2/player').length, 2);
 
-      const wrongKey = await setup(fake, dialect, { HYPIXEL_API_KEY: 'wrong-key' });
-      t.after(() => wrongKey.app.close());
+      const wrongKey = await setup(t, { HYPIXEL_API_KEY: 'wrong-key' });
       const reply = await wrongKey.get(`/player/${minikloon.uuid}`);
       assert.equal(reply.statusCode, 502);
       assert.equal(reply.json().cause, 'the Hypixel API refused the service key');
@@ -251,11 +226,10 @@ for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
     });
 
     it('stops calling a failing upstream for a while (circuit breaker)', async (t) => {
-      const { app, get } = await setup(fake, dialect, {
+      const { get } = await setup(t, {
         UPSTREAM_RETRIES: '0',
         UPSTREAM_BREAKER_FAILURES: '2',
       });
-      t.after(() => app.close());
       fake.misbehave({ failWith: 500 });
       const statuses = [];
       for (let index = 1; index <= 4; index++)
@@ -263,5 +237,6 @@ for (const [dialect, cacheKind] of dialects.flatMap((dialect) =>
       assert.deepEqual(statuses, [502, 502, 503, 503]);
       assert.equal(fake.callsTo('/v2/player').length, 2);
     });
-  });
-}
+  },
+  { caches: true },
+);

@@ -10,11 +10,8 @@ const DEAD_REDIS = { REDIS_URL: 'redis://127.0.0.1:1' };
 describe('with Redis configured but down', () => {
   it('still serves players (the cache reads as a miss), keeps the budget per instance, and refreshes tokens', async (t) => {
     const fake = await startFakeUpstream({ rateLimit: 5, rateLimitWindowSeconds: 60 });
-    const { app, config } = await buildTestApp({ upstream: fake, env: DEAD_REDIS });
-    t.after(async () => {
-      await app.close();
-      await fake.close();
-    });
+    t.after(() => fake.close());
+    const { app, config } = await buildTestApp(t, { upstream: fake, env: DEAD_REDIS });
     const token = await issueToken(app, config);
     const started = Date.now();
     const player = await app.inject({

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import { testRedisUrl } from '../../helpers/environment.js';
-import { startFakeUpstream } from '../../helpers/fake-upstream.js';
+import { type FakeUpstream, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
 
 const uuids = (count: number) =>
@@ -11,11 +11,8 @@ const uuids = (count: number) =>
 describe('the upstream budget under a burst', () => {
   it('is never exceeded: 30 cold players at once against a key allowing 5', async (t) => {
     const fake = await startFakeUpstream({ rateLimit: 5, rateLimitWindowSeconds: 60 });
-    const { app, config } = await buildTestApp({ upstream: fake });
-    t.after(async () => {
-      await app.close();
-      await fake.close();
-    });
+    t.after(() => fake.close());
+    const { app, config } = await buildTestApp(t, { upstream: fake });
     const token = await issueToken(app, config);
     const replies = await Promise.all(
       uuids(30).map((uuid) => app.inject({ method: 'GET', url: `/player/${uuid}`, headers: bearer(token) })),
@@ -37,33 +34,23 @@ describe('the upstream budget under a burst', () => {
 describe('players across instances sharing Redis', {
   skip: testRedisUrl ? false : 'TEST_REDIS_URL is not set',
 }, () => {
-  async function twoInstances(fake: Awaited<ReturnType<typeof startFakeUpstream>>) {
-    const first = await buildTestApp({ upstream: fake, redis: true });
-    const databaseUrl =
-      first.config.database.dialect === 'sqlite'
-        ? `sqlite:${first.config.database.path}`
-        : first.config.database.url;
-    const second = await buildTestApp({
+  /** Two instances of one deployment: one database, one Redis key space. */
+  async function twoInstances(t: TestContext, fake: FakeUpstream) {
+    const first = await buildTestApp(t, { upstream: fake, redis: true });
+    const second = await buildTestApp(t, {
       upstream: fake,
       redis: true,
-      databaseUrl,
+      databaseUrl: first.databaseUrl,
       redisKeyPrefix: first.config.redisKeyPrefix,
     });
     const token = await issueToken(first.app, first.config);
-    return {
-      apps: [first.app, second.app],
-      token,
-      close: async () => Promise.all([second.app.close(), first.app.close()]),
-    };
+    return { apps: [first.app, second.app], token };
   }
 
   it('makes one upstream call for 200 concurrent requests for one cold player over two instances', async (t) => {
     const fake = await startFakeUpstream();
-    const { apps, token, close } = await twoInstances(fake);
-    t.after(async () => {
-      await close();
-      await fake.close();
-    });
+    t.after(() => fake.close());
+    const { apps, token } = await twoInstances(t, fake);
     fake.misbehave({ delayMs: 100 });
     const replies = await Promise.all(
       Array.from({ length: 200 }, (_, index) =>
@@ -87,11 +74,8 @@ describe('players across instances sharing Redis', {
 
   it('keeps one budget for both instances under a burst', async (t) => {
     const fake = await startFakeUpstream({ rateLimit: 5, rateLimitWindowSeconds: 60 });
-    const { apps, token, close } = await twoInstances(fake);
-    t.after(async () => {
-      await close();
-      await fake.close();
-    });
+    t.after(() => fake.close());
+    const { apps, token } = await twoInstances(t, fake);
     const replies = await Promise.all(
       uuids(30).map((uuid, index) =>
         apps[index % 2]?.inject({ method: 'GET', url: `/player/${uuid}`, headers: bearer(token) }),

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { buildPlayerTestApp } from '../../helpers/player-app.js';
 
@@ -10,12 +10,11 @@ describe('odd upstream replies', () => {
   });
   after(() => fake.close());
 
-  const setup = (env: Record<string, string> = {}) =>
-    buildPlayerTestApp(fake, { env: { UPSTREAM_RETRIES: '0', ...env } });
+  const setup = (t: TestContext, env: Record<string, string> = {}) =>
+    buildPlayerTestApp(t, fake, { env: { UPSTREAM_RETRIES: '0', ...env } });
 
   it('treats JSON of the wrong shape as a 502, not a crash', async (t) => {
-    const { app, get } = await setup();
-    t.after(() => app.close());
+    const { get } = await setup(t);
     for (const body of [
       '{"success":true}',
       '{"success":true,"player":[1,2]}',
@@ -30,8 +29,7 @@ describe('odd upstream replies', () => {
   });
 
   it("takes an older Mojang server's 204 for an unknown name", async (t) => {
-    const { app, get } = await setup();
-    t.after(() => app.close());
+    const { get } = await setup(t);
     fake.misbehave({ answerWith: { status: 204, body: '' } });
     const reply = await get('/player/Someone');
     assert.equal(reply.statusCode, 404);
@@ -39,8 +37,7 @@ describe('odd upstream replies', () => {
   });
 
   it('resolves a name it has seen when Mojang is down', async (t) => {
-    const { app, get } = await setup();
-    t.after(() => app.close());
+    const { get } = await setup(t);
     // Fetched by UUID: the service records the name Hypixel gives, without asking Mojang.
     assert.equal((await get(`/player/${FIXTURE_PLAYERS.minikloon.uuid}`)).statusCode, 200);
     assert.equal(fake.callsTo('/users/').length, 0);
@@ -52,8 +49,7 @@ describe('odd upstream replies', () => {
   });
 
   it('counts stale answers, upstream outcomes and the budget left in /metrics', async (t) => {
-    const { app, get } = await setup({ CACHE_PLAYER_FRESH_SECONDS: '0' });
-    t.after(() => app.close());
+    const { app, get } = await setup(t, { CACHE_PLAYER_FRESH_SECONDS: '0' });
     await get(`/player/${FIXTURE_PLAYERS.minikloon.uuid}`);
     fake.misbehave({ failWith: 503 });
     assert.equal((await get(`/player/${FIXTURE_PLAYERS.minikloon.uuid}`)).headers['x-cache'], 'STALE');

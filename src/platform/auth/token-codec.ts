@@ -1,26 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { errors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
-import type { AuthConfig } from '../config.js';
-import { AppError, ErrorKinds } from './errors.js';
-import { parseSnowflake } from './snowflake.js';
-
-/** Every grant a token can carry (CONTRACT.md section 3). */
-export const GRANTS = [
-  'player:read',
-  'profiles:read',
-  'ping:read',
-  'ping:write',
-  'messenger:log',
-  'messenger:read',
-  'messenger:write',
-  'applications:review',
-] as const;
-
-export type Grant = (typeof GRANTS)[number];
-
-export const isGrant = (value: string): value is Grant => (GRANTS as readonly string[]).includes(value);
+import { AppError, ErrorKinds } from '../errors.js';
+import { parseSnowflake } from '../snowflake.js';
+import { bearerChallenge, invalidToken } from './auth-errors.js';
+import { type Grant, isGrant } from './grants.js';
 
 /** RFC 9068's media type for JWT access tokens: a token of another kind (an ID token, say) is refused. */
 const TOKEN_TYPE = 'at+jwt';
@@ -39,11 +23,12 @@ export interface TokenClaims {
   readonly expiresAt: number;
 }
 
-/** The caller of a request, once its token is verified. */
-export interface Principal {
-  readonly owner: bigint;
-  readonly grants: ReadonlySet<Grant>;
-  readonly jti: string;
+/** What the codec needs of the configuration. */
+export interface TokenCodecSettings {
+  readonly issuer: string;
+  readonly audience: string;
+  /** Clock skew tolerated on `exp` and `iat`. */
+  readonly clockLeewaySeconds: number;
 }
 
 export interface TokenCodec {
@@ -61,21 +46,7 @@ export interface TokenCodec {
   verify(token: string, options?: { acceptExpiredForSeconds?: number; now?: number }): Promise<TokenClaims>;
 }
 
-const invalid = (developerReason: string) =>
-  AppError.of(ErrorKinds.TOKEN_INVALID, { developerReason, headers: bearerChallenge('invalid_token') });
-
-/** The RFC 6750 challenge a 401 or 403 carries. */
-export function bearerChallenge(
-  error?: 'invalid_token' | 'insufficient_scope',
-  scope?: string,
-): Record<string, string> {
-  const parts = ['Bearer realm="player-data-service"'];
-  if (error) parts.push(`error="${error}"`);
-  if (scope) parts.push(`scope="${scope}"`);
-  return { 'www-authenticate': parts.join(', ') };
-}
-
-export function createTokenCodec(secret: string, settings: AuthConfig): TokenCodec {
+export function createTokenCodec(secret: string, settings: TokenCodecSettings): TokenCodec {
   // Imported once: handing jose the raw bytes makes it import the key again on every call (~150 µs).
   const key = crypto.subtle.importKey(
     'raw',
@@ -154,10 +125,10 @@ export function createTokenCodec(secret: string, settings: AuthConfig): TokenCod
 
 function toClaims(payload: JWTPayload): TokenClaims {
   const owner = parseSnowflake(payload.sub);
-  if (owner === undefined) throw invalid('the token subject is not an owner ID');
-  if (typeof payload.scope !== 'string') throw invalid('the token scope is not a string');
+  if (owner === undefined) throw invalidToken('the token subject is not an owner ID');
+  if (typeof payload.scope !== 'string') throw invalidToken('the token scope is not a string');
   const grants = payload.scope.split(' ').filter(Boolean);
-  if (!grants.every(isGrant)) throw invalid('the token carries an unknown grant');
+  if (!grants.every(isGrant)) throw invalidToken('the token carries an unknown grant');
   return {
     owner,
     grants,
@@ -171,50 +142,11 @@ function toClaims(payload: JWTPayload): TokenClaims {
 function toAuthError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   if (error instanceof errors.JWTClaimValidationFailed)
-    return invalid(`the token's "${error.claim}" claim is not accepted`);
-  if (error instanceof errors.JOSEAlgNotAllowed) return invalid(`tokens must be signed with ${ALGORITHM}`);
+    return invalidToken(`the token's "${error.claim}" claim is not accepted`);
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return invalidToken(`tokens must be signed with ${ALGORITHM}`);
   if (error instanceof errors.JWSSignatureVerificationFailed)
-    return invalid('the token signature does not verify');
-  if (error instanceof errors.JOSEError) return invalid('the token is not a well-formed JWT');
+    return invalidToken('the token signature does not verify');
+  if (error instanceof errors.JOSEError) return invalidToken('the token is not a well-formed JWT');
   throw error;
-}
-
-/** Answers "is this bearer token good right now?": signature and claims, and the token's record. */
-export interface Authenticator {
-  authenticate(token: string): Promise<Principal>;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The authenticated caller; set by the requireGrant guard. */
-    principal?: Principal;
-  }
-}
-
-const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
-
-/**
- * A route guard: the request must carry `Authorization: Bearer <token>` whose token is valid, and (when a
- * grant is named) grants it. 401 otherwise, 403 for a valid token without the grant.
- */
-export function requireGrant(authenticator: Authenticator, grant?: Grant): preHandlerAsyncHookHandler {
-  return async function guard(request: FastifyRequest) {
-    const header = request.headers.authorization;
-    if (!header) {
-      throw AppError.of(ErrorKinds.TOKEN_MISSING, {
-        developerReason: 'send the token in an Authorization: Bearer <token> header',
-        headers: bearerChallenge(),
-      });
-    }
-    const token = BEARER.exec(header)?.[1];
-    if (!token) throw invalid('the Authorization header must be "Bearer <token>"');
-    const principal = await authenticator.authenticate(token);
-    if (grant && !principal.grants.has(grant)) {
-      throw AppError.of(ErrorKinds.GRANT_MISSING, {
-        developerReason: `this endpoint needs the ${grant} grant`,
-        headers: bearerChallenge('insufficient_scope', grant),
-      });
-    }
-    request.principal = principal;
-  };
 }

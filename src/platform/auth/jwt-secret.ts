@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Config } from '../config.js';
 
 const SECRET_FILE = 'jwt-secret';
 const GENERATED_SECRET_BYTES = 48;
@@ -10,12 +9,12 @@ const GENERATED_SECRET_BYTES = 48;
  * The JWT signing secret: JWT_SECRET when set (configuration requires it in production). Otherwise one is
  * generated once and kept in DATA_DIR/jwt-secret (mode 0600), so that tokens survive a restart.
  */
-export async function resolveJwtSecret(config: Config): Promise<string> {
-  if (config.auth.jwtSecret) return config.auth.jwtSecret;
-  const path = join(config.dataDir, SECRET_FILE);
+export async function resolveJwtSecret(configured: string | undefined, dataDir: string): Promise<string> {
+  if (configured) return configured;
+  const path = join(dataDir, SECRET_FILE);
   const existing = await readSecret(path);
   if (existing) return existing;
-  await mkdir(config.dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true });
   const secret = randomBytes(GENERATED_SECRET_BYTES).toString('base64url');
   try {
     await writeFile(path, `${secret}\n`, { mode: 0o600, flag: 'wx' });

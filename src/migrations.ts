@@ -1,0 +1,13 @@
+import { players } from './modules/players/migrations/0002-players.js';
+import { tokens } from './modules/tokens/migrations/0001-tokens.js';
+import type { Migrations } from './platform/db/migrator.js';
+
+/**
+ * Every migration, by name; names sort in the order they run (`0001-...`), whichever module they belong
+ * to. Forward only: a released migration is never edited or renamed, a change is a new migration. Each
+ * module keeps its migrations in its own `migrations/` folder; this is the one list that orders them.
+ */
+export const migrations: Migrations = {
+  '0001-tokens': tokens,
+  '0002-players': players,
+};

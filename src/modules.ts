@@ -1,0 +1,33 @@
+import type { Config } from './config.js';
+import type { Infrastructure } from './infrastructure.js';
+import { createHealthModule } from './modules/health/health.module.js';
+import { createPlayersModule } from './modules/players/players.module.js';
+import { createProfilesModule } from './modules/profiles/profiles.module.js';
+import { createTokensModule } from './modules/tokens/tokens.module.js';
+import type { AppModule } from './platform/app-module.js';
+import type { Authenticator } from './platform/auth/principal.js';
+
+export interface Modules {
+  /** Every module, in the order their routes are registered (and the reverse of the order they close). */
+  readonly list: readonly AppModule[];
+  /** Who checks bearer tokens for the route guards. */
+  readonly authenticator: Authenticator;
+}
+
+/**
+ * The one list of modules. Each is built by its own factory from the shared parts and the services of the
+ * modules it needs; adding a module is one line here (after the modules whose services it takes).
+ */
+export async function createModules(config: Config, shared: Infrastructure): Promise<Modules> {
+  const { db, caching, upstreams } = shared;
+  const health = createHealthModule({ probes: shared.probes, metrics: shared.metrics });
+  const tokens = await createTokensModule({ db, settings: config.auth, dataDir: config.dataDir });
+  const players = createPlayersModule({ db, caching, upstreams, settings: config.cache, log: shared.log });
+  const profiles = createProfilesModule({
+    caching,
+    upstreams,
+    players: players.service,
+    settings: config.cache,
+  });
+  return { list: [health, tokens, players, profiles], authenticator: tokens.service };
+}

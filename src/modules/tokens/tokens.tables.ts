@@ -1,0 +1,24 @@
+import type { Generated } from 'kysely';
+
+/**
+ * The tokens module's tables. Conventions (docs/decisions.md): 64-bit Discord IDs are TEXT of decimal
+ * digits; times are epoch milliseconds in BIGINT (PostgreSQL) / INTEGER (SQLite) columns, read as numbers.
+ */
+export type TokensTables = {
+  tokens: TokensTable;
+};
+
+export type TokensTable = {
+  jti: string;
+  owner: string;
+  /** Space-separated grants. */
+  grants: string;
+  /** The jti of the first token of the chain. */
+  chain_id: string;
+  rotated_from: string | null;
+  issued_at: number;
+  expires_at: number;
+  rotated_at: Generated<number | null>;
+  revoked_at: Generated<number | null>;
+  revoked_reason: Generated<string | null>;
+};

@@ -1,0 +1,69 @@
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { AppError, ErrorKinds } from '../errors.js';
+import { bearerChallenge, invalidToken } from './auth-errors.js';
+import type { Grant } from './grants.js';
+import { type Authenticator, ensureOwnerOrHolder, type Principal } from './principal.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller; set by a route guard. Read it with `principalOf(request)`. */
+    principal?: Principal;
+  }
+}
+
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
+
+/** The request's bearer token, verified: its principal (401 when missing or not acceptable). */
+async function authenticate(authenticator: Authenticator, request: FastifyRequest): Promise<Principal> {
+  const header = request.headers.authorization;
+  if (!header) {
+    throw AppError.of(ErrorKinds.TOKEN_MISSING, {
+      developerReason: 'send the token in an Authorization: Bearer <token> header',
+      headers: bearerChallenge(),
+    });
+  }
+  const token = BEARER.exec(header)?.[1];
+  if (!token) throw invalidToken('the Authorization header must be "Bearer <token>"');
+  return authenticator.authenticate(token);
+}
+
+/**
+ * A route guard: the request must carry `Authorization: Bearer <token>` whose token is valid, and (when a
+ * grant is named) grants it. 401 otherwise, 403 for a valid token without the grant.
+ */
+export function requireGrant(authenticator: Authenticator, grant?: Grant): preHandlerAsyncHookHandler {
+  return async function guard(request: FastifyRequest) {
+    const principal = await authenticate(authenticator, request);
+    if (grant && !principal.grants.has(grant)) {
+      throw AppError.of(ErrorKinds.GRANT_MISSING, {
+        developerReason: `this endpoint needs the ${grant} grant`,
+        headers: bearerChallenge('insufficient_scope', grant),
+      });
+    }
+    request.principal = principal;
+  };
+}
+
+/**
+ * A route guard for a resource that belongs to someone: a valid token whose owner is the path parameter
+ * `ownerParam` (a snowflake, validated by the route's schema), or which holds `grant`; 403 otherwise.
+ */
+export function requireOwnerOrGrant(
+  authenticator: Authenticator,
+  grant: Grant,
+  ownerParam: string,
+): preHandlerAsyncHookHandler {
+  return async function guard(request: FastifyRequest) {
+    const principal = await authenticate(authenticator, request);
+    const owner = (request.params as Record<string, unknown> | undefined)?.[ownerParam];
+    ensureOwnerOrHolder(principal, typeof owner === 'bigint' ? owner : undefined, grant);
+    request.principal = principal;
+  };
+}
+
+/** The caller of a guarded route. A route without a guard has none: that is a bug, answered as a 500. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal)
+    throw new Error(`route ${request.routeOptions.url} reads a principal but has no guard`);
+  return request.principal;
+}

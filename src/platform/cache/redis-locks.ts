@@ -1,0 +1,46 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../logger.js';
+import { FAILURE_NOTE_MS, type FetchLease, type FetchLocks } from './fetch-locks.js';
+
+/** Leaves the failure note (if any), then deletes the lock only if this holder still has it. */
+const RELEASE = `
+if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3]) end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+/** Fetch locks shared by every instance using this Redis: `SET NX PX` with a token per holder. */
+export function createRedisLocks(redis: Redis, prefix: string, log: Logger): FetchLocks {
+  const lockKey = (key: string) => `${prefix}lock:${key}`;
+  const noteKey = (key: string, token: string) => `${prefix}failed:${key}:${token}`;
+  const unavailable = (operation: string) => (error: unknown) => {
+    log.warn({ err: error, operation }, 'redis locks unavailable; fetching without the shared lock');
+    return undefined;
+  };
+  const noLock = (token: string): FetchLease => ({ token, release: async () => undefined });
+
+  return {
+    async acquire(key, ttlMs) {
+      const token = randomUUID();
+      const answer = await redis
+        .set(lockKey(key), token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')
+        .catch(unavailable('acquire'));
+      if (answer === undefined) return noLock(token);
+      if (answer !== 'OK') return undefined;
+      return {
+        token,
+        async release(failure) {
+          await redis
+            .eval(RELEASE, 2, lockKey(key), noteKey(key, token), token, failure ?? '', FAILURE_NOTE_MS)
+            .catch(unavailable('release'));
+        },
+      };
+    },
+    async holder(key) {
+      return (await redis.get(lockKey(key)).catch(unavailable('holder'))) ?? undefined;
+    },
+    async failureOf(key, token) {
+      return (await redis.getBuffer(noteKey(key, token)).catch(unavailable('failureOf'))) ?? undefined;
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, it, type TestContext } from 'node:test';
+import { promisify } from 'node:util';
+import { decodeJwt } from 'jose';
+import { buildApp } from '../../src/app.js';
+import { runCli } from '../../src/cli/run-cli.js';
+import { loadConfig } from '../../src/config.js';
+import { migrations } from '../../src/migrations.js';
+import { dialects } from '../helpers/environment.js';
+import { createTestDatabase } from '../helpers/test-database.js';
+import { addWhoamiRoute, bearer } from '../helpers/tokens.js';
+
+const SECRET = 'cli-test-secret-of-at-least-32-bytes';
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+/** Runs the command line in this process, as `node dist/cli.js ...args` would, capturing what it writes. */
+async function cli(env: NodeJS.ProcessEnv, ...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    env,
+  });
+  return { code, stdout, stderr };
+}
+
+async function freshDatabase(t: TestContext, dialect: (typeof dialects)[number] = 'sqlite') {
+  const database = await createTestDatabase(dialect);
+  t.after(() => database.drop());
+  return { DATABASE_URL: database.url, JWT_SECRET: SECRET };
+}
+
+describe('command line', () => {
+  it('issues a token that the service accepts, and revokes it', async (t) => {
+    const env = await freshDatabase(t, dialects.at(-1));
+    const issued = await cli(
+      env,
+      ...['token', 'issue', '--owner', '18446744073709551615', '--grant', 'player:read'],
+      ...['--grant', 'ping:read', '--ttl', '600'],
+    );
+    assert.equal(issued.code, 0, issued.stderr);
+    const pair = JSON.parse(issued.stdout);
+    assert.deepEqual(Object.keys(pair).sort(), ['expires_at', 'token']);
+    assert.match(issued.stderr, /^issued token [0-9a-f-]{36} for owner 18446744073709551615/);
+    const claims = decodeJwt(pair.token);
+    assert.equal(claims.sub, '18446744073709551615');
+    assert.equal(claims.scope, 'player:read ping:read');
+    assert.equal(Number(claims.exp) - Number(claims.iat), 600);
+    assert.equal(Date.parse(pair.expires_at), Number(claims.exp) * 1000);
+
+    // The service, on the database the command line wrote to.
+    const shared = await buildApp({ config: loadConfig({ ...env, LOG_LEVEL: 'silent' }) });
+    addWhoamiRoute(shared, 'player:read');
+    t.after(() => shared.close());
+    const accepted = await shared.inject({ method: 'GET', url: '/test/whoami', headers: bearer(pair.token) });
+    assert.equal(accepted.statusCode, 200, accepted.body);
+    assert.equal(accepted.body, '{"owner":18446744073709551615,"grants":["player:read","ping:read"]}');
+
+    const revoked = await cli(env, 'token', 'revoke', '--jti', String(claims.jti));
+    assert.equal(revoked.code, 0);
+    assert.deepEqual(JSON.parse(revoked.stdout), { revoked: 1 });
+    assert.equal(
+      (await shared.inject({ method: 'GET', url: '/test/whoami', headers: bearer(pair.token) })).statusCode,
+      401,
+    );
+    const again = await cli(env, 'token', 'revoke', '--jti', String(claims.jti));
+    assert.deepEqual([again.code, JSON.parse(again.stdout)], [1, { revoked: 0 }], 'nothing left to revoke');
+  });
+
+  it('migrates a database and says what it applied', async (t) => {
+    const env = await freshDatabase(t);
+    const first = await cli(env, 'migrate');
+    assert.equal(first.code, 0, first.stderr);
+    assert.deepEqual(JSON.parse(first.stdout), { applied: Object.keys(migrations) });
+    assert.deepEqual(JSON.parse((await cli(env, 'migrate')).stdout), { applied: [] });
+  });
+
+  it('prints its usage on stdout for help, --help and -h, and its version for --version', async () => {
+    for (const args of [['help'], ['--help'], ['-h'], ['token', 'issue', '--help']]) {
+      const { code, stdout, stderr } = await cli({}, ...args);
+      assert.equal(code, 0, args.join(' '));
+      assert.match(stdout, /^Usage: node dist\/cli.js <command>/);
+      assert.match(stdout, /token issue --owner <id> --grant <grant>/);
+      assert.equal(stderr, '');
+    }
+    assert.deepEqual(await cli({}, '--version'), { code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it('explains a wrong command line on stderr with exit code 2, and touches nothing', async () => {
+    for (const args of [
+      [],
+      ['nonsense'],
+      ['toString'],
+      ['migrate', 'now'],
+      ['token'],
+      ['token', 'issue', '--owner', 'abc', '--grant', 'player:read'],
+      ['token', 'issue', '--owner', '1', '--grant', 'root'],
+      ['token', 'issue', '--owner', '1'],
+      ['token', 'issue', '--owner', '1', '--grant', 'player:read', '--ttl', '59'],
+      ['token', 'issue', '--owner', '18446744073709551616', '--grant', 'player:read'],
+      ['token', 'issue', '--owner', '1', '--grant', 'player:read', '--colour'],
+      ['token', 'revoke'],
+    ]) {
+      // A configuration that does not load: a command that got as far as reading it would exit 1, not 2.
+      const { code, stdout, stderr } = await cli({ DATABASE_URL: 'mysql://x' }, ...args);
+      assert.equal(code, 2, `${args.join(' ')}: ${stderr}`);
+      assert.equal(stdout, '');
+      assert.match(stderr, /\n\nUsage: node dist\/cli.js/);
+    }
+  });
+
+  it('names a bad configuration and exits 1', async () => {
+    const { code, stderr } = await cli({ DATABASE_URL: 'mysql://x' }, 'migrate');
+    assert.equal(code, 1);
+    assert.match(stderr, /^Invalid configuration:\n {2}- DATABASE_URL must be sqlite:<path> or postgres/);
+  });
+
+  it('runs as a process: reads the environment, writes stdout, exits 0 (smoke test of src/cli.ts)', async (t) => {
+    const env = await freshDatabase(t);
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli.ts', 'migrate'],
+      { env: { ...process.env, ...env } },
+    );
+    assert.deepEqual(JSON.parse(stdout), { applied: Object.keys(migrations) });
+  });
+});

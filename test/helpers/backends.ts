@@ -1,0 +1,32 @@
+import { describe } from 'node:test';
+import { type CacheKind, caches, type Dialect, dialects } from './environment.js';
+
+/** A database dialect and a cache to run the service on. */
+export interface Backend {
+  readonly dialect: Dialect;
+  readonly cache: CacheKind;
+  readonly name: string;
+}
+
+const eachDialect: readonly Backend[] = dialects.map((dialect) => ({
+  dialect,
+  cache: 'memory',
+  name: dialect,
+}));
+const eachDialectAndCache: readonly Backend[] = dialects.flatMap((dialect) =>
+  caches.map((cache) => ({ dialect, cache, name: `${dialect} with the ${cache} cache` })),
+);
+
+/**
+ * Declares the suite once per backend: on every dialect (SQLite, and PostgreSQL when configured), and with
+ * `{ caches: true }` on every dialect x cache (memory, and Redis when configured).
+ */
+export function describeEachBackend(
+  title: string,
+  body: (backend: Backend) => void,
+  options: { caches?: boolean } = {},
+): void {
+  for (const backend of options.caches ? eachDialectAndCache : eachDialect) {
+    describe(`${title} on ${backend.name}`, () => body(backend));
+  }
+}

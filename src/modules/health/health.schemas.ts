@@ -1,4 +1,4 @@
-import { type Static, Type } from 'typebox';
+import { Type } from 'typebox';
 
 export const HealthSchema = Type.Object(
   { status: Type.Literal('ok') },
@@ -16,5 +16,3 @@ export const ReadySchema = Type.Object(
 );
 
 export const MetricsSchema = Type.String({ description: 'Prometheus text exposition format.' });
-
-export type Readiness = Static<typeof ReadySchema>;

@@ -1,5 +1,10 @@
 import { AppError, ErrorKinds, type Problem } from '../../platform/errors.js';
-import type { Readiness } from './health.schemas.js';
+
+/** The instance can serve: every dependency checked answered. */
+export interface Readiness {
+  readonly status: 'ready';
+  readonly checks: Readonly<Record<string, 'ok'>>;
+}
 
 /** A readiness check: resolves when its dependency is usable, throws (with a reason) when not. */
 export type Probe = () => Promise<void>;

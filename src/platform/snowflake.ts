@@ -36,6 +36,8 @@ export function Snowflake(options: { description?: string } = {}): TUnsafe<bigin
 
 /** A `{snowflake}` path parameter: 17 to 20 digits (any Discord ID since 2015) and at most 2^64-1. */
 export const SNOWFLAKE_PARAM_PATTERN = '^[0-9]{17,20}$';
+const SNOWFLAKE_PARAM = new RegExp(SNOWFLAKE_PARAM_PATTERN);
+const SNOWFLAKE_PARAM_REASON = `must be a Discord ID: 17 to 20 digits, at most ${MAX_SNOWFLAKE}`;
 
 /**
  * A 64-bit ID as a path parameter: the text of 17 to 20 digits, at most 2^64-1; the handler receives an
@@ -43,18 +45,18 @@ export const SNOWFLAKE_PARAM_PATTERN = '^[0-9]{17,20}$';
  */
 export function SnowflakeParam(options: { description?: string } = {}): TUnsafe<bigint> {
   return Type.Unsafe<bigint>({
-    [SNOWFLAKE_KEYWORD]: true,
+    [SNOWFLAKE_KEYWORD]: 'path',
     type: 'string',
     pattern: SNOWFLAKE_PARAM_PATTERN,
-    'x-reason': `must be a Discord ID: 17 to 20 digits, at most ${MAX_SNOWFLAKE}`,
+    'x-reason': SNOWFLAKE_PARAM_REASON,
     description: options.description ?? 'A Discord ID (snowflake): 17 to 20 decimal digits.',
     example: '123456789012345678',
   });
 }
 
 /** A `{snowflake}` parameter's value outside a route schema (the command line): undefined when not one. */
-export function parseSnowflakeParam(text: string): bigint | undefined {
-  return new RegExp(SNOWFLAKE_PARAM_PATTERN).test(text) ? parseSnowflake(text) : undefined;
+export function parseSnowflakeParam(text: unknown): bigint | undefined {
+  return typeof text === 'string' && SNOWFLAKE_PARAM.test(text) ? parseSnowflake(text) : undefined;
 }
 
 /** A 64-bit ID in a response: written as JSON integer digits, exact (the serializer writes bigints as is). */
@@ -69,10 +71,18 @@ export function SnowflakeOut(options: { description?: string } = {}): TUnsafe<bi
 
 /** Teaches an Ajv instance the snowflake keyword: it checks the range and replaces the value by a bigint. */
 export function addSnowflakeKeyword(ajv: Ajv): void {
-  const validate: SchemaValidateFunction = (_enabled, data, _schema, context) => {
-    const id = parseSnowflake(data);
+  // `true`: a JSON integer or a decimal string; 'path': the text of a `{snowflake}` path parameter. The
+  // keyword checks the form itself: Ajv may run it before `pattern`, which then sees the bigint and passes.
+  const validate: SchemaValidateFunction = (mode: true | 'path', data, _schema, context) => {
+    const id = mode === 'path' ? parseSnowflakeParam(data) : parseSnowflake(data);
     if (id === undefined) {
-      validate.errors = [{ keyword: SNOWFLAKE_KEYWORD, message: SNOWFLAKE_REASON, params: {} }];
+      validate.errors = [
+        {
+          keyword: SNOWFLAKE_KEYWORD,
+          message: mode === 'path' ? SNOWFLAKE_PARAM_REASON : SNOWFLAKE_REASON,
+          params: {},
+        },
+      ];
       return false;
     }
     if (context?.parentData !== undefined) {
@@ -84,7 +94,7 @@ export function addSnowflakeKeyword(ajv: Ajv): void {
     keyword: SNOWFLAKE_KEYWORD,
     modifying: true,
     errors: true,
-    schemaType: 'boolean',
+    schemaType: ['boolean', 'string'],
     validate,
   });
 }

@@ -57,24 +57,33 @@ export type TakeResult =
 
 const PROBE_POLL_MS = 10;
 
+/** The time a budget goes by: the system's, or a test's. */
+export interface BudgetClock {
+  now(): number;
+  sleep(ms: number): Promise<unknown>;
+}
+
+const systemClock: BudgetClock = { now: Date.now, sleep };
+
 /** The waiting loop both budgets share: a probe being out means "ask again shortly". */
 export async function takeWithWait(
   tryTake: () => Promise<TakeResult>,
   holdMs: number,
-  now: () => number = Date.now,
+  clock: BudgetClock = systemClock,
 ): Promise<BudgetGrant | BudgetDenial> {
-  const deadline = now() + holdMs;
+  const deadline = clock.now() + holdMs;
   for (;;) {
     const result = await tryTake();
     if (result.kind === 'granted') return { granted: true, ticket: result.ticket };
     if (result.kind === 'denied') return { granted: false, retryAfterMs: Math.max(1, result.retryAfterMs) };
-    if (now() >= deadline) return { granted: false, retryAfterMs: PROBE_POLL_MS };
-    await sleep(PROBE_POLL_MS);
+    if (clock.now() >= deadline) return { granted: false, retryAfterMs: PROBE_POLL_MS };
+    await clock.sleep(PROBE_POLL_MS);
   }
 }
 
 /** The in-process budget: one instance, one budget. */
-export function createMemoryBudget(options: BudgetOptions, now: () => number = Date.now): RateBudget {
+export function createMemoryBudget(options: BudgetOptions, clock: BudgetClock = systemClock): RateBudget {
+  const now = () => clock.now();
   let limit = options.limit;
   let remaining = options.limit;
   let resetAt: number | undefined;
@@ -100,7 +109,7 @@ export function createMemoryBudget(options: BudgetOptions, now: () => number = D
   };
 
   return {
-    take: () => takeWithWait(tryTake, options.holdMs, now),
+    take: () => takeWithWait(tryTake, options.holdMs, clock),
     async settle(_ticket, observed) {
       const at = now();
       inFlight = Math.max(0, inFlight - 1);

@@ -9,13 +9,13 @@ import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
 import { migrations } from '../../src/migrations.js';
 import { dialects } from '../helpers/environment.js';
+import { nodeArgs } from '../helpers/node-process.js';
 import { createTestDatabase } from '../helpers/test-database.js';
 import { addWhoamiRoute, bearer } from '../helpers/tokens.js';
 
 const SECRET = 'cli-test-secret-of-at-least-32-bytes';
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
+// Tests run from the project's root (npm scripts do).
+const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 
 /** Runs the command line in this process, as `node dist/cli.js ...args` would, capturing what it writes. */
 async function cli(env: NodeJS.ProcessEnv, ...args: string[]) {
@@ -126,11 +126,9 @@ describe('command line', () => {
 
   it('runs as a process: reads the environment, writes stdout, exits 0 (smoke test of src/cli.ts)', async (t) => {
     const env = await freshDatabase(t);
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', 'migrate'],
-      { env: { ...process.env, ...env } },
-    );
+    const { stdout } = await promisify(execFile)(process.execPath, [...nodeArgs('src/cli.ts'), 'migrate'], {
+      env: { ...process.env, ...env },
+    });
     assert.deepEqual(JSON.parse(stdout), { applied: Object.keys(migrations) });
   });
 });

@@ -9,7 +9,7 @@ import { migrateToLatest } from '../../src/platform/db/migrator.js';
 import type { Backend } from './backends.js';
 import { type Dialect, testRedisUrl } from './environment.js';
 import { FAKE_API_KEY, type FakeUpstream } from './fake-upstream.js';
-import { createTestDatabase, type TestDatabase } from './test-database.js';
+import { createTestDatabase } from './test-database.js';
 
 export const TEST_JWT_SECRET = 'test-secret-of-at-least-thirty-two-bytes!';
 
@@ -71,22 +71,20 @@ export interface TestApp {
 }
 
 /**
- * The whole service on a fresh database of the given dialect (migrated), logging at info level into
- * `logs`. It closes itself, then drops its database, when `t` ends.
+ * A fresh database of the given dialect (dropped when `t` ends) and the configuration of a service on it,
+ * as the service would read it from the environment.
  */
-export async function buildTestApp(t: Closer, options: TestAppOptions = {}): Promise<TestApp> {
-  let app: FastifyInstance | undefined;
-  let database: TestDatabase | undefined;
-  t.after(async () => {
-    await app?.close();
-    await database?.drop();
-  });
+export async function testConfig(t: Closer, options: TestAppOptions = {}): Promise<Config> {
   const dialect = options.backend?.dialect ?? options.dialect ?? 'sqlite';
   const redis = options.backend ? options.backend.cache === 'redis' : options.redis === true;
   if (redis && !testRedisUrl) throw new Error('TEST_REDIS_URL is not set');
-  if (!options.databaseUrl) database = await createTestDatabase(dialect);
-  const databaseUrl = options.databaseUrl ?? String(database?.url);
-  const config = loadConfig({
+  let databaseUrl = options.databaseUrl;
+  if (!databaseUrl) {
+    const database = await createTestDatabase(dialect);
+    t.after(() => database.drop());
+    databaseUrl = database.url;
+  }
+  return loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
     DATABASE_URL: databaseUrl,
@@ -104,8 +102,22 @@ export async function buildTestApp(t: Closer, options: TestAppOptions = {}): Pro
       : {}),
     ...options.env,
   });
+}
+
+/** A configuration's DATABASE_URL again, for a second instance on the same database. */
+const databaseUrlOf = (config: Config): string =>
+  config.database.dialect === 'sqlite' ? `sqlite:${config.database.path}` : config.database.url;
+
+/**
+ * The whole service on a fresh database of the given dialect (migrated), logging at info level into
+ * `logs`. When `t` ends it closes itself, then drops its database.
+ */
+export async function buildTestApp(t: Closer, options: TestAppOptions = {}): Promise<TestApp> {
+  let app: FastifyInstance | undefined;
+  t.after(() => app?.close());
+  const config = await testConfig(t, options);
   const logs = new LogCapture();
   app = await buildApp({ config, logStream: logs });
   if (options.migrate !== false) await migrateToLatest(app.db, migrations);
-  return { app, config, logs, databaseUrl };
+  return { app, config, logs, databaseUrl: databaseUrlOf(config) };
 }

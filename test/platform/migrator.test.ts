@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { createDatabase } from '../../src/platform/db/database.js';
 import { migrateToLatest, pendingMigrations } from '../../src/platform/db/migrator.js';
 import { dialects } from '../helpers/environment.js';
+import { nodeArgs } from '../helpers/node-process.js';
 import { sampleMigrations } from '../helpers/sample-migrations.js';
 import { createTestDatabase } from '../helpers/test-database.js';
 
@@ -41,12 +42,23 @@ for (const dialect of dialects) {
     it('run once when two instances start against one database at the same moment', async (t) => {
       const database = await createTestDatabase(dialect);
       t.after(() => database.drop());
-      const instance = () =>
-        run(process.execPath, ['--import', 'tsx', 'test/helpers/migrate-sample.ts'], {
-          env: { ...process.env, DATABASE_URL: database.url },
-        });
-      const outputs = await Promise.all([instance(), instance()]);
-      const runs = outputs.flatMap(({ stdout }) => (JSON.parse(stdout) as { runs: string[] }).runs);
+      const runs: string[] = [];
+      if (dialect === 'postgres') {
+        // Two connection pools in this process are two sessions to PostgreSQL, as two instances would be.
+        const instances = [0, 1].map(() =>
+          createDatabase(loadConfig({ DATABASE_URL: database.url }).database),
+        );
+        t.after(() => Promise.all(instances.map((db) => db.destroy())));
+        await Promise.all(instances.map((db) => migrateToLatest(db, sampleMigrations(runs, 300))));
+      } else {
+        // SQLite locks per process and better-sqlite3 waits for a lock synchronously: two processes.
+        const instance = () =>
+          run(process.execPath, nodeArgs('test/helpers/migrate-sample.ts'), {
+            env: { ...process.env, DATABASE_URL: database.url },
+          });
+        const outputs = await Promise.all([instance(), instance()]);
+        runs.push(...outputs.flatMap(({ stdout }) => (JSON.parse(stdout) as { runs: string[] }).runs));
+      }
       assert.deepEqual(runs.sort(), ['0001', '0002']);
       const db = createDatabase(loadConfig({ DATABASE_URL: database.url }).database);
       t.after(() => db.destroy());

@@ -1,72 +1,104 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { nodeArgs } from '../helpers/node-process.js';
 import { createTestDatabase } from '../helpers/test-database.js';
 
 interface Running {
   readonly child: ChildProcess;
   readonly url: string;
+  readonly port: number;
   readonly output: string[];
+  /** Resolves when the process has written a line matching `pattern`. */
+  said(pattern: RegExp): Promise<void>;
 }
 
 /** Starts the service with a slow route as a child process; resolves once it listens. */
 async function startSlowServer(env: Record<string, string>): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/slow-server.ts'], {
+  const child = spawn(process.execPath, nodeArgs('test/helpers/slow-server.ts'), {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.setEncoding('utf8').on('data', (text: string) => {
-      output.push(text);
-      const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(text);
-      if (listening?.[1]) resolve(listening[1]);
+  const said = (pattern: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      const look = () => {
+        if (!pattern.test(output.join(''))) return;
+        child.stdout?.off('data', look);
+        resolve();
+      };
+      child.stdout?.on('data', look);
+      child.once('exit', (code) => reject(new Error(`exited with ${code} before saying ${pattern}`)));
+      look();
     });
-    child.stderr?.setEncoding('utf8').on('data', (text: string) => output.push(text));
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output.join('')}`)));
-  });
-  return { child, url, output };
+  child.stdout?.setEncoding('utf8').on('data', (text: string) => output.push(text));
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => output.push(text));
+  await said(/Server listening at http:\/\/127\.0\.0\.1:\d+/);
+  const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output.join(''))?.[1] ?? '';
+  return { child, url, port: Number(new URL(url).port), output, said };
 }
 
-describe('graceful shutdown', () => {
+/** Whether a new TCP connection to the port is refused. */
+const refuses = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+
+/** Polls `check` until it holds (at most `tries` times, `everyMs` apart); whether it came to hold. */
+async function eventually(check: () => Promise<boolean>, tries = 200, everyMs = 10): Promise<boolean> {
+  for (let attempt = 0; attempt < tries; attempt++) {
+    if (await check()) return true;
+    await sleep(everyMs);
+  }
+  return false;
+}
+
+describe('graceful shutdown', { concurrency: true }, () => {
   it('on SIGTERM stops accepting, lets the in-flight request finish, and exits 0', async (t) => {
     const database = await createTestDatabase('sqlite');
     t.after(() => database.drop());
-    const { child, url, output } = await startSlowServer({ DATABASE_URL: database.url, SLOW_MS: '1500' });
-    const exited = once(child, 'exit');
+    const server = await startSlowServer({ DATABASE_URL: database.url, SLOW_MS: '1500' });
+    const exited = once(server.child, 'exit');
 
-    const slow = fetch(`${url}/test/slow`);
-    await sleep(300); // the request is in the handler now
-    child.kill('SIGTERM');
-    await sleep(300);
-    await assert.rejects(
-      fetch(`${url}/health`, { headers: { connection: 'close' } }),
-      'new connections are refused',
-    );
+    let finished = false;
+    const slow = fetch(`${server.url}/test/slow`).then((reply) => {
+      finished = true;
+      return reply;
+    });
+    await server.said(/slow request started/);
+    server.child.kill('SIGTERM');
+    await server.said(/"signal":"SIGTERM".*shutting down/);
+    assert.ok(await eventually(() => refuses(server.port)), 'new connections are refused');
+    assert.equal(finished, false, 'while the in-flight request is still running');
 
     const reply = await slow;
     assert.equal(reply.status, 200);
     assert.deepEqual(await reply.json(), { finished: true });
     const [code] = await exited;
-    assert.equal(code, 0, output.join(''));
-    assert.match(output.join(''), /"signal":"SIGTERM".*shutting down/);
+    assert.equal(code, 0, server.output.join(''));
   });
 
   it('gives up on a request that outlasts SHUTDOWN_TIMEOUT_MS, and exits non-zero', async (t) => {
     const database = await createTestDatabase('sqlite');
     t.after(() => database.drop());
-    const { child, url } = await startSlowServer({
+    const server = await startSlowServer({
       DATABASE_URL: database.url,
       SLOW_MS: '30000',
       SHUTDOWN_TIMEOUT_MS: '500',
     });
-    const exited = once(child, 'exit');
-    const slow = fetch(`${url}/test/slow`).catch((error: Error) => error);
-    await sleep(300);
+    const exited = once(server.child, 'exit');
+    const slow = fetch(`${server.url}/test/slow`).catch((error: Error) => error);
+    await server.said(/slow request started/);
     const killedAt = Date.now();
-    child.kill('SIGTERM');
+    server.child.kill('SIGTERM');
     const [code] = await exited;
     assert.notEqual(code, 0);
     assert.ok(Date.now() - killedAt < 10_000, 'the shutdown is bounded');

@@ -93,7 +93,8 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
     fetch: () => Promise<Buffer>,
     seen: CacheEntry | undefined,
   ): Promise<CacheEntry> {
-    const deadline = now() + deps.lockMs;
+    // Long enough for a holder that died as we arrived to lose its lock, and for us to take over then.
+    const deadline = now() + 2 * deps.lockMs;
     while (now() < deadline) {
       const lease = await sharedLocks.acquire(key, deps.lockMs);
       if (lease) {

@@ -3,6 +3,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import { sql } from 'kysely';
 import type { TokensTables } from '../../../src/modules/tokens/tokens.tables.js';
+import { inTransaction } from '../../../src/platform/db/transactions.js';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp, TEST_JWT_SECRET } from '../../helpers/build-test-app.js';
 import { testRedisUrl } from '../../helpers/environment.js';
@@ -192,6 +193,32 @@ describeEachBackend('tokens', (backend) => {
     const { count } = (await sql<{ count: number }>`select count(*) as count from tokens`.execute(app.db))
       .rows[0] ?? { count: 0 };
     assert.equal(Number(count), 2, 'one successor token, not more');
+  });
+
+  it("issues a token inside a caller's transaction: it exists only if the caller's work commits", async (t) => {
+    const { app, config, whoami } = await setup(t, backend);
+    const tokens = testTokens(app, config);
+    let rolledBack: string | undefined;
+    await assert.rejects(
+      inTransaction(app.db, async (transaction) => {
+        rolledBack = (await tokens.issue(5n, ['player:read'], { within: transaction })).token;
+        throw new Error('the caller failed after issuing');
+      }),
+      /the caller failed/,
+    );
+    assert.ok(rolledBack);
+    const refused = await whoami(rolledBack);
+    assert.equal(refused.statusCode, 401);
+    assert.equal(problemName(refused), 'TOKEN_INVALID');
+
+    const committed = await inTransaction(app.db, async (transaction) =>
+      // A service called by another joins its transaction rather than starting one of its own.
+      inTransaction(transaction, async (joined) => {
+        assert.equal(joined, transaction);
+        return (await tokens.issue(5n, ['player:read'], { within: joined })).token;
+      }),
+    );
+    assert.equal((await whoami(committed)).statusCode, 200);
   });
 
   it('keeps no token text in the database', async (t) => {

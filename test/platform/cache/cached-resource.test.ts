@@ -1,0 +1,251 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Fastify from 'fastify';
+import { Registry } from 'prom-client';
+import type { Cache } from '../../../src/platform/cache/cache.js';
+import type { CacheMetrics } from '../../../src/platform/cache/cache-metrics.js';
+import {
+  type CachedResource,
+  createCachedResource,
+  type FailureRules,
+} from '../../../src/platform/cache/cached-resource.js';
+import { createCaching } from '../../../src/platform/cache/caching.js';
+import type { FetchLocks } from '../../../src/platform/cache/fetch-locks.js';
+import { createMemoryCache } from '../../../src/platform/cache/memory-cache.js';
+import { createMemoryLocks } from '../../../src/platform/cache/memory-locks.js';
+import { createSingleFlight } from '../../../src/platform/cache/single-flight.js';
+
+const FRESH_MS = 1000;
+const STALE_IF_ERROR_MS = 5000;
+const LOCK_MS = 2000;
+
+/** An error a stale copy may stand in for, shared between instances as its message. */
+class Outage extends Error {}
+const failures: FailureRules = {
+  canServeStale: (error) => error instanceof Outage,
+  encode: (error) => (error instanceof Outage ? Buffer.from(error.message) : undefined),
+  decode: (bytes) => new Outage(bytes.toString()),
+  waitTimedOut: () => new Outage('timed out'),
+};
+
+function countingMetrics() {
+  const counts: Record<string, number> = {};
+  const metrics: CacheMetrics = {
+    looked: (resource, result) => {
+      counts[`${resource}:${result}`] = (counts[`${resource}:${result}`] ?? 0) + 1;
+    },
+    joined: (resource) => {
+      counts[`${resource}:joined`] = (counts[`${resource}:joined`] ?? 0) + 1;
+    },
+  };
+  return { metrics, counts };
+}
+
+/** A resource on a fake clock; with `shared`, an instance among others using the same cache and locks. */
+function setup(shared?: { cache: Cache; locks: FetchLocks; clock: { now: number } }) {
+  const clock = shared?.clock ?? { now: 1_000_000 };
+  const cache = shared?.cache ?? createMemoryCache(1024 * 1024);
+  const { metrics, counts } = countingMetrics();
+  const resource: CachedResource = createCachedResource(
+    {
+      cache,
+      flights: createSingleFlight(),
+      ...(shared ? { locks: shared.locks } : {}),
+      lockMs: LOCK_MS,
+      failures,
+      metrics,
+      now: () => clock.now,
+    },
+    { name: 'thing', freshMs: () => FRESH_MS, staleIfErrorMs: STALE_IF_ERROR_MS },
+  );
+  return { resource, cache, clock, counts };
+}
+
+const bytes = (text: string) => Buffer.from(text);
+
+describe('cached resource', () => {
+  it('fetches on a miss, then serves the same bytes while fresh without fetching', async () => {
+    const { resource, clock, counts } = setup();
+    let fetches = 0;
+    const fetch = async () => bytes(`v${++fetches}`);
+    const first = await resource.get('k', fetch);
+    assert.equal(first.freshness.status, 'MISS');
+    assert.equal(first.freshness.storedAt, clock.now);
+    assert.equal(first.freshness.freshMs, FRESH_MS);
+    clock.now += FRESH_MS - 1;
+    const second = await resource.get('k', fetch);
+    assert.equal(second.freshness.status, 'HIT');
+    assert.equal(second.bytes, first.bytes, 'a hit hands out the cached bytes themselves');
+    assert.equal(fetches, 1);
+    clock.now += 1;
+    assert.equal((await resource.get('k', fetch)).bytes.toString(), 'v2', 'no longer fresh: fetched again');
+    assert.deepEqual(counts, { 'thing:miss': 2, 'thing:hit': 1 });
+  });
+
+  it('makes one fetch for concurrent callers of one key, and one per key', async () => {
+    const { resource, counts } = setup();
+    let fetches = 0;
+    const fetch = async () => {
+      fetches += 1;
+      await sleep(10);
+      return bytes('v');
+    };
+    const served = await Promise.all([
+      ...Array.from({ length: 50 }, () => resource.get('a', fetch)),
+      resource.get('b', fetch),
+    ]);
+    assert.equal(fetches, 2);
+    assert.ok(served.every((one) => one.freshness.status === 'MISS'));
+    assert.equal(counts['thing:joined'], 49);
+  });
+
+  it('serves a stale copy within stale-if-error when the fetch fails, and throws beyond it', async () => {
+    const { resource, clock, counts } = setup();
+    await resource.get('k', async () => bytes('old'));
+    clock.now += FRESH_MS + STALE_IF_ERROR_MS - 1;
+    const stale = await resource.get('k', async () => {
+      throw new Outage('down');
+    });
+    assert.equal(stale.freshness.status, 'STALE');
+    assert.equal(stale.bytes.toString(), 'old');
+    assert.equal(counts['thing:stale'], 1);
+    clock.now += 1;
+    await assert.rejects(
+      resource.get('k', async () => {
+        throw new Outage('down');
+      }),
+      /down/,
+    );
+  });
+
+  it('lets an error the rules do not cover through, even with a copy at hand', async () => {
+    const { resource, clock } = setup();
+    await resource.get('k', async () => bytes('old'));
+    clock.now += FRESH_MS;
+    await assert.rejects(
+      resource.get('k', async () => {
+        throw new TypeError('a bug');
+      }),
+      TypeError,
+    );
+  });
+
+  it('falls back on the last known copy when the cache has none, within stale-if-error', async () => {
+    const { resource, clock } = setup();
+    const failing = async (): Promise<Buffer> => {
+      throw new Outage('down');
+    };
+    const recent = async () => ({ bytes: bytes('kept'), storedAt: clock.now - FRESH_MS });
+    const stale = await resource.get('k', failing, recent);
+    assert.equal(stale.freshness.status, 'STALE');
+    assert.equal(stale.bytes.toString(), 'kept');
+    const tooOld = async () => ({ bytes: bytes('kept'), storedAt: clock.now - FRESH_MS - STALE_IF_ERROR_MS });
+    await assert.rejects(resource.get('j', failing, tooOld), /down/);
+  });
+
+  describe('across instances sharing a cache and its locks', () => {
+    const sharedParts = () => {
+      const clock = { now: 1_000_000 };
+      return { cache: createMemoryCache(1024 * 1024), locks: createMemoryLocks(() => clock.now), clock };
+    };
+
+    it('makes one fetch for concurrent callers on two instances; the other takes the answer that landed', async () => {
+      const parts = sharedParts();
+      const [one, two] = [setup(parts), setup(parts)];
+      let fetches = 0;
+      const fetch = async () => {
+        fetches += 1;
+        await sleep(40);
+        return bytes('v');
+      };
+      const served = await Promise.all([
+        ...Array.from({ length: 10 }, () => one.resource.get('k', fetch)),
+        ...Array.from({ length: 10 }, () => two.resource.get('k', fetch)),
+      ]);
+      assert.equal(fetches, 1);
+      assert.ok(served.every((answer) => answer.bytes.toString() === 'v'));
+      assert.equal((await two.resource.get('k', fetch)).freshness.status, 'HIT');
+    });
+
+    it("shares the holder's failure with the instances that waited on it, instead of fetching again", async () => {
+      const parts = sharedParts();
+      const [one, two] = [setup(parts), setup(parts)];
+      let fetches = 0;
+      const failing = async (): Promise<Buffer> => {
+        fetches += 1;
+        await sleep(40);
+        throw new Outage('upstream says no');
+      };
+      const results = await Promise.allSettled([
+        one.resource.get('k', failing),
+        two.resource.get('k', failing),
+      ]);
+      assert.equal(fetches, 1);
+      for (const result of results) {
+        assert.equal(result.status, 'rejected');
+        assert.ok(result.status === 'rejected' && result.reason instanceof Outage);
+        assert.equal(result.status === 'rejected' && result.reason.message, 'upstream says no');
+      }
+    });
+
+    it('takes over when the holder vanishes without an answer (its lock lapses)', async () => {
+      const parts = sharedParts();
+      const two = setup(parts);
+      // An instance that took the lock and died.
+      assert.ok(await parts.locks.acquire('thing:k', LOCK_MS));
+      parts.clock.now += 1;
+      let fetched = false;
+      const waiting = two.resource.get('k', async () => {
+        fetched = true;
+        return bytes('mine');
+      });
+      await sleep(50);
+      assert.equal(fetched, false, 'waits while the lock is held');
+      parts.clock.now += LOCK_MS;
+      const served = await waiting;
+      assert.equal(fetched, true);
+      assert.equal(served.bytes.toString(), 'mine');
+    });
+
+    it('gives up waiting on a holder that keeps its lock beyond twice the lock time', async () => {
+      const parts = sharedParts();
+      const two = setup(parts);
+      assert.ok(await parts.locks.acquire('thing:k', 100 * LOCK_MS));
+      const waiting = two.resource.get('k', async () => bytes('never'));
+      await sleep(30);
+      parts.clock.now += 2 * LOCK_MS;
+      await assert.rejects(
+        waiting,
+        (error: unknown) => error instanceof Outage && error.message === 'timed out',
+      );
+    });
+
+    it('re-reads the cache after taking the lock: an answer that landed meanwhile is not fetched again', async () => {
+      const parts = sharedParts();
+      const one = setup(parts);
+      await parts.cache.set('thing:k', { bytes: bytes('landed'), storedAt: parts.clock.now }, 10_000);
+      // What another instance saw before the answer landed: nothing cached.
+      let fetched = false;
+      const served = await one.resource.get('k', async () => {
+        fetched = true;
+        return bytes('again');
+      });
+      assert.equal(served.freshness.status, 'HIT');
+      assert.equal(fetched, false);
+    });
+  });
+
+  it('each resource name may be taken once per app', () => {
+    const caching = createCaching(
+      { memoryMaxBytes: 1024 * 1024, singleFlightLockMs: LOCK_MS },
+      { redis: undefined, keyPrefix: 'test:', registry: new Registry(), failures, log: Fastify().log },
+    );
+    caching.resource({ name: 'player', freshMs: () => 1, staleIfErrorMs: 1 });
+    caching.resource({ name: 'profiles', freshMs: () => 1, staleIfErrorMs: 1 });
+    assert.throws(
+      () => caching.resource({ name: 'player', freshMs: () => 1, staleIfErrorMs: 1 }),
+      /a cached resource named "player" already exists/,
+    );
+  });
+});

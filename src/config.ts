@@ -67,8 +67,6 @@ const MIN_JWT_SECRET_BYTES = 32;
 
 type Env = Static<typeof EnvSchema>;
 
-export type { LogLevel };
-
 export interface Config {
   readonly production: boolean;
   readonly logLevel: LogLevel;

@@ -65,9 +65,15 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
     log,
     probes,
     async close() {
-      await upstreams.close();
-      if (redis) await redis.quit().catch(() => redis.disconnect());
-      await db.destroy();
+      // Each part closes even if one before it fails to.
+      const steps: [string, () => Promise<unknown>][] = [
+        ['upstream clients', () => upstreams.close()],
+        ['redis', async () => redis && (await redis.quit().catch(() => redis.disconnect()))],
+        ['database', () => db.destroy()],
+      ];
+      for (const [part, close] of steps) {
+        await close().catch((error: unknown) => log.error({ err: error, part }, 'could not close'));
+      }
     },
   };
 }

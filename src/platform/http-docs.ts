@@ -53,6 +53,7 @@ export const httpDocs = fp(async (app: FastifyInstance) => {
     {
       schema: {
         tags: ['Operations'],
+        operationId: 'getOpenApiDocument',
         summary: 'This OpenAPI document',
         response: { 200: Type.Object({}, { additionalProperties: true }) },
       },
@@ -66,6 +67,7 @@ export const httpDocs = fp(async (app: FastifyInstance) => {
     {
       schema: {
         tags: ['Operations'],
+        operationId: 'getDocsPage',
         summary: 'The documentation page: endpoints and the error catalogue',
         produces: ['text/html'],
         response: { 200: Type.String({ description: 'An HTML page.' }) },

@@ -24,6 +24,19 @@ describe('OpenAPI and docs', () => {
     for (const kind of errorCatalogue) assert.ok(document.info.description.includes(kind.name));
   });
 
+  it('names every operation with its own operationId', async () => {
+    const document = JSON.parse((await app.inject({ method: 'GET', url: '/openapi.json' })).body) as {
+      paths: Record<string, Record<string, { operationId?: string }>>;
+    };
+    const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => [`${method} ${path}`, operation.operationId]),
+    );
+    const missing = operations.filter(([, id]) => id === undefined).map(([name]) => name);
+    assert.deepEqual(missing, []);
+    const ids = operations.map(([, id]) => id);
+    assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+  });
+
   it('serves a docs page listing the endpoints and every error with its anchor', async () => {
     const reply = await app.inject({ method: 'GET', url: '/docs' });
     assert.equal(reply.statusCode, 200);

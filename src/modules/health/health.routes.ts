@@ -12,6 +12,7 @@ export const healthRoutes =
       {
         schema: {
           tags: ['Operations'],
+          operationId: 'getHealth',
           summary: 'Liveness: the process answers',
           response: { 200: HealthSchema },
         },
@@ -24,6 +25,7 @@ export const healthRoutes =
       {
         schema: {
           tags: ['Operations'],
+          operationId: 'getReadiness',
           summary: 'Readiness: database reachable, migrations applied, Redis reachable when configured',
           response: { 200: ReadySchema, ...errorResponses(503) },
         },
@@ -36,6 +38,7 @@ export const healthRoutes =
       {
         schema: {
           tags: ['Operations'],
+          operationId: 'getMetrics',
           summary: 'Prometheus metrics: requests by route and status, latency histograms, process metrics',
           produces: ['text/plain'],
           response: { 200: MetricsSchema },

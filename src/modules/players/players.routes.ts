@@ -14,6 +14,7 @@ export const playersRoutes =
         preHandler: app.requireGrant('player:read'),
         schema: {
           tags: ['Player'],
+          operationId: 'getPlayer',
           summary: "Fetch a player's data",
           description:
             'The Hypixel player object for a UUID or username, from the cache while fresh (60 s by default), otherwise from ' +

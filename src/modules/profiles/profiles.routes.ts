@@ -14,6 +14,7 @@ export const profilesRoutes =
         preHandler: app.requireGrant('profiles:read'),
         schema: {
           tags: ['Gamemode'],
+          operationId: 'getGamemodeProfiles',
           summary: "Get a player's game-mode (SkyBlock) profiles",
           description:
             'The SkyBlock profiles of a UUID or username (`[]` when there are none), cached for 120 s by default, with the ' +

@@ -13,6 +13,7 @@ export const tokensRoutes =
         config: { rateLimit: { max: rateLimitPerMinute, timeWindow: 60_000 } },
         schema: {
           tags: ['Auth'],
+          operationId: 'refreshToken',
           summary: 'Refresh an authentication token',
           description:
             'Exchanges a token (valid, or expired for at most the refresh window, 7 days by default) for a new one with the ' +

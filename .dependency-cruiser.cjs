@@ -28,12 +28,34 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/(platform|upstream)/' },
     },
     {
+      name: 'upstream-clients-know-no-http-server',
+      severity: 'error',
+      comment:
+        'The upstream clients know nothing of the HTTP server; only upstream-result.ts, how endpoints 4 and 5 answer upstream failures, does.',
+      from: { path: '^src/upstream/', pathNot: '^src/upstream/upstream-result\\.ts$' },
+      to: {
+        path: ['node_modules/(fastify|@fastify)/', '^src/platform/http/'],
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
       name: 'modules-below-the-root',
       severity: 'error',
       comment:
-        'Modules get their settings and shared parts from the composition root (src/*.ts); they do not reach up to it.',
+        'Modules get their settings and shared parts from the composition root (src/*.ts, src/cli/); they do not reach up to it.',
       from: { path: '^src/modules/' },
-      to: { path: '^src/[^/]+\\.ts$' },
+      to: { path: '^src/([^/]+\\.ts$|cli/)' },
+    },
+    {
+      name: 'module-files-have-a-role',
+      severity: 'error',
+      comment:
+        'Every file of a module is one of its roles (module, routes, reply, schemas, service, repository, tables) or a migration, so that the rules about roles cover it.',
+      from: {
+        path: '^src/modules/[^/]+/[^/]+$',
+        pathNot: '\\.(module|routes|reply|schemas|service|repository|tables)\\.ts$',
+      },
+      to: {},
     },
     {
       name: 'modules-meet-through-services',
@@ -97,6 +119,14 @@ module.exports = {
         'Kysely is used by repositories, migrations and src/platform/db only; services start transactions through platform/db.',
       from: { path: '^src/', pathNot: ['\\.repository\\.ts$', '/migrations/', '^src/platform/db/'] },
       to: { path: 'node_modules/kysely/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'only-repositories-see-tables',
+      severity: 'error',
+      comment:
+        'An executor is opaque to services; only a repository turns it into queries on its own tables (tablesOf).',
+      from: { path: '^src/', pathNot: '\\.repository\\.ts$' },
+      to: { path: '^src/platform/db/repository-view\\.ts$' },
     },
     {
       name: 'no-dev-dependencies-in-src',

@@ -96,9 +96,12 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   app.decorate('requireOwnerOrGrant', (grant: Grant, ownerParam: string) =>
     requireOwnerOrGrant(modules.authenticator, grant, ownerParam),
   );
-  for (const module of modules.list) {
-    if (module.routes) await app.register(module.routes);
-    const close = module.close;
-    if (close) app.addHook('onClose', () => close());
+  for (const { name, routes, close } of modules.list) {
+    if (routes) await app.register(routes);
+    if (close) {
+      app.addHook('onClose', () =>
+        close().catch((error: unknown) => app.log.error({ err: error, module: name }, 'could not close')),
+      );
+    }
   }
 }

@@ -32,7 +32,9 @@ export interface Infrastructure {
 
 export async function createInfrastructure(config: Config, log: Logger): Promise<Infrastructure> {
   const db = createDatabase(config.database);
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : undefined;
+  const redis = config.redisUrl
+    ? await connectRedis(config.redisUrl, `player-data-service:${config.redisKeyPrefix}`, log)
+    : undefined;
   const metrics = createMetricsRegistry();
   const keyPrefix = config.redisKeyPrefix;
   const upstreams = createUpstreams(config.upstream, {
@@ -79,8 +81,8 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
 }
 
 /** Connects to Redis without making the start wait on it: a missing Redis shows in /ready, not as a crash. */
-async function connectRedis(url: string, log: Logger): Promise<Redis> {
-  const redis = createRedis(url);
+async function connectRedis(url: string, name: string, log: Logger): Promise<Redis> {
+  const redis = createRedis(url, name);
   redis.on('error', (error) => log.warn({ err: error }, 'redis connection error'));
   await redis.connect().catch((error: Error) => log.warn({ err: error }, 'redis is not reachable yet'));
   return redis;

@@ -6,6 +6,7 @@ import { createProfilesModule } from './modules/profiles/profiles.module.js';
 import { createTokensModule } from './modules/tokens/tokens.module.js';
 import type { AppModule } from './platform/app-module.js';
 import type { Authenticator } from './platform/auth/principal.js';
+import { executorOf } from './platform/db/transactions.js';
 
 export interface Modules {
   /** Every module, in the order their routes are registered (and the reverse of the order they close). */
@@ -19,7 +20,8 @@ export interface Modules {
  * modules it needs; adding a module is one line here (after the modules whose services it takes).
  */
 export async function createModules(config: Config, shared: Infrastructure): Promise<Modules> {
-  const { db, caching, upstreams } = shared;
+  const { caching, upstreams } = shared;
+  const db = executorOf(shared.db);
   const health = createHealthModule({ probes: shared.probes, metrics: shared.metrics });
   const tokens = await createTokensModule({ db, settings: config.auth, dataDir: config.dataDir });
   const players = createPlayersModule({ db, caching, upstreams, settings: config.cache, log: shared.log });

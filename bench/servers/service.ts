@@ -10,6 +10,7 @@ import { migrations } from '../../src/migrations.js';
 import { createTokensModule } from '../../src/modules/tokens/tokens.module.js';
 import { GRANTS } from '../../src/platform/auth/grants.js';
 import { migrateToLatest } from '../../src/platform/db/migrator.js';
+import { executorOf } from '../../src/platform/db/transactions.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pds-bench-'));
 const config = loadConfig({
@@ -21,7 +22,11 @@ const config = loadConfig({
 });
 const app = await buildApp({ config, logStream: createWriteStream('/dev/null') });
 await migrateToLatest(app.db, migrations);
-const tokens = await createTokensModule({ db: app.db, settings: config.auth, dataDir: config.dataDir });
+const tokens = await createTokensModule({
+  db: executorOf(app.db),
+  settings: config.auth,
+  dataDir: config.dataDir,
+});
 const { token } = await tokens.service.issue(1n, [...GRANTS], { ttlSeconds: 86_400 });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();

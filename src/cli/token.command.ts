@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { createTokensModule } from '../modules/tokens/tokens.module.js';
 import type { TokensService } from '../modules/tokens/tokens.service.js';
 import { type Grant, isGrant } from '../platform/auth/grants.js';
+import { executorOf } from '../platform/db/transactions.js';
 import { parseSnowflake } from '../platform/snowflake.js';
 import type { CliContext, Command } from './cli-context.js';
 import { UsageError } from './usage.js';
@@ -63,7 +64,11 @@ async function revoke(jti: string | undefined, context: CliContext): Promise<num
 function withTokens<T>({ config }: CliContext, work: (tokens: TokensService) => Promise<T>): Promise<T> {
   const settings = config();
   return withDatabase(settings, async (db) => {
-    const tokens = await createTokensModule({ db, settings: settings.auth, dataDir: settings.dataDir });
+    const tokens = await createTokensModule({
+      db: executorOf(db),
+      settings: settings.auth,
+      dataDir: settings.dataDir,
+    });
     return work(tokens.service);
   });
 }

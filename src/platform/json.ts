@@ -23,6 +23,18 @@ export function parseJsonExact(text: string): unknown {
 }
 
 /**
+ * JSON text kept inside a fixed envelope, `<prefix><json>}` (a result body such as
+ * `{"success":true,"player":<json>}`): wrapped once, and the inner JSON read back as a view, without a copy.
+ */
+export function jsonEnvelope(prefix: string) {
+  const prefixBytes = Buffer.byteLength(prefix);
+  return {
+    wrap: (json: string): Buffer => Buffer.from(`${prefix}${json}}`),
+    inner: (body: Buffer): Buffer => body.subarray(prefixBytes, body.length - 1),
+  };
+}
+
+/**
  * Parses a JSON request body without losing 64-bit integers. An empty body is "no body" (GETs that send
  * `Content-Type: application/json` with nothing); duplicate keys and `__proto__` keys are refused.
  */

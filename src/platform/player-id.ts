@@ -20,4 +20,4 @@ export function parsePlayerRef(text: string): PlayerRef | undefined {
 }
 
 /** A UUID undashed and lowercased, the form the service stores and returns. */
-export const normalizeUuid = (uuid: string): string => uuid.replaceAll('-', '').toLowerCase();
+const normalizeUuid = (uuid: string): string => uuid.replaceAll('-', '').toLowerCase();

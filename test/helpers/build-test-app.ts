@@ -32,14 +32,33 @@ export interface Closer {
   after(close: () => unknown): void;
 }
 
+const deferred = new WeakMap<Closer, (() => unknown)[]>();
+
 /**
- * For apps a whole suite shares: call in the `describe` body (not in a hook); what it is given closes
- * after the suite's tests.
+ * Runs `close` when `t` ends, last in first out: what was opened later (a second app on a first app's
+ * database) closes before what it stands on (that database).
+ */
+export function deferClose(t: Closer, close: () => unknown): void {
+  let closers = deferred.get(t);
+  if (!closers) {
+    const stack: (() => unknown)[] = [];
+    closers = stack;
+    deferred.set(t, stack);
+    t.after(async () => {
+      for (const next of stack.reverse()) await next();
+    });
+  }
+  closers.push(close);
+}
+
+/**
+ * For apps a whole suite shares: call in the `describe` body (not in a hook); what is deferred on it
+ * closes after the suite's tests.
  */
 export function suiteScope(): Closer {
   const closers: (() => unknown)[] = [];
   after(async () => {
-    for (const close of closers.reverse()) await close();
+    for (const close of closers) await close();
   });
   return { after: (close) => closers.push(close) };
 }
@@ -81,7 +100,7 @@ export async function testConfig(t: Closer, options: TestAppOptions = {}): Promi
   let databaseUrl = options.databaseUrl;
   if (!databaseUrl) {
     const database = await createTestDatabase(dialect);
-    t.after(() => database.drop());
+    deferClose(t, () => database.drop());
     databaseUrl = database.url;
   }
   return loadConfig({
@@ -113,11 +132,10 @@ const databaseUrlOf = (config: Config): string =>
  * `logs`. When `t` ends it closes itself, then drops its database.
  */
 export async function buildTestApp(t: Closer, options: TestAppOptions = {}): Promise<TestApp> {
-  let app: FastifyInstance | undefined;
-  t.after(() => app?.close());
   const config = await testConfig(t, options);
   const logs = new LogCapture();
-  app = await buildApp({ config, logStream: logs });
+  const app = await buildApp({ config, logStream: logs });
+  deferClose(t, () => app.close());
   if (options.migrate !== false) await migrateToLatest(app.db, migrations);
   return { app, config, logs, databaseUrl: databaseUrlOf(config) };
 }

@@ -5,6 +5,7 @@ import { createTokensService, type TokensService } from '../../src/modules/token
 import { GRANTS, type Grant } from '../../src/platform/auth/grants.js';
 import { principalOf } from '../../src/platform/auth/route-guard.js';
 import { createTokenCodec } from '../../src/platform/auth/token-codec.js';
+import { executorOf } from '../../src/platform/db/transactions.js';
 import { SnowflakeOut } from '../../src/platform/snowflake.js';
 
 /** The app's own tokens service over its database, with a clock of the test's choosing. */
@@ -14,7 +15,7 @@ export function testTokens(
   now: () => number = Date.now,
 ): TokensService {
   return createTokensService({
-    db: app.db,
+    db: executorOf(app.db),
     codec: createTokenCodec(String(config.auth.jwtSecret), config.auth),
     settings: config.auth,
     now,

@@ -1,7 +1,7 @@
 import type { AppModule } from '../../platform/app-module.js';
 import type { CacheEntry } from '../../platform/cache/cache.js';
 import type { Caching } from '../../platform/cache/caching.js';
-import type { Database } from '../../platform/db/database.js';
+import type { Executor } from '../../platform/db/transactions.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Upstreams } from '../../upstream/upstreams.js';
 import { playersRoutes } from './players.routes.js';
@@ -16,7 +16,7 @@ export interface PlayersSettings {
 }
 
 export interface PlayersModuleDeps {
-  readonly db: Database;
+  readonly db: Executor;
   readonly caching: Caching;
   readonly upstreams: Pick<Upstreams, 'hypixel' | 'mojang'>;
   readonly settings: PlayersSettings;

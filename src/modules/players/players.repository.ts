@@ -1,3 +1,4 @@
+import { tablesOf } from '../../platform/db/repository-view.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { PlayersTables } from './players.tables.js';
 
@@ -15,7 +16,7 @@ export interface PlayerRecord {
  * service started. Times are epoch milliseconds.
  */
 export function createPlayersRepository(executor: Executor) {
-  const db = executor.withTables<PlayersTables>();
+  const db = tablesOf<PlayersTables>(executor);
   return {
     /** A fetch of the player: first fetched (once), last fetched, fetch count, and the name it goes by now. */
     async countFetch(uuid: string, name: string | undefined, at: number): Promise<void> {
@@ -97,5 +98,3 @@ export function createPlayersRepository(executor: Executor) {
     },
   };
 }
-
-export type PlayersRepository = ReturnType<typeof createPlayersRepository>;

@@ -2,12 +2,62 @@ import type { CacheEntry } from '../../platform/cache/cache.js';
 import type { CachedResource, Freshness } from '../../platform/cache/cached-resource.js';
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
+import { jsonEnvelope, parseJsonExact } from '../../platform/json.js';
 import type { Logger } from '../../platform/logger.js';
 import { parsePlayerRef } from '../../platform/player-id.js';
 import type { HypixelClient, HypixelPlayer } from '../../upstream/hypixel.js';
 import type { MojangClient } from '../../upstream/mojang.js';
-import { encodePlayer, PlayerSnapshot } from './player-snapshot.js';
 import { createPlayersRepository } from './players.repository.js';
+
+/**
+ * A found player is kept in the cache as the bytes of its PlayerResult body, so that a cache hit is sent
+ * as it is: no parse, no serialization, no copy (docs/decisions.md). The player object is a view into it.
+ */
+const playerResult = jsonEnvelope('{"success":true,"throttle":false,"player":');
+
+/**
+ * A player as the service knows it: Hypixel's player object, where the copy came from, and how old it is.
+ * Its bytes are the cache's own: read them, never write to them.
+ */
+export class PlayerSnapshot {
+  #data: Record<string, unknown> | undefined;
+
+  constructor(
+    /** Undashed lowercase. */
+    readonly uuid: string,
+    /** The PlayerResult body `{"success":true,"throttle":false,"player":{...}}`, as kept in the cache. */
+    readonly body: Buffer,
+    readonly freshness: Freshness,
+  ) {}
+
+  /** The player object exactly as Hypixel sent it (JSON text bytes): a view into `body`. */
+  get json(): Buffer {
+    return playerResult.inner(this.body);
+  }
+
+  /** The player object, parsed on first use (integers beyond 2^53 keep their digits, as strings). */
+  data(): Readonly<Record<string, unknown>> {
+    this.#data ??= parseJsonExact(this.json.toString('utf8')) as Record<string, unknown>;
+    return this.#data;
+  }
+
+  /** The name the player goes by on Hypixel. */
+  displayName(): string | undefined {
+    const name = this.data().displayname;
+    return typeof name === 'string' ? name : undefined;
+  }
+
+  /** The Discord account the player linked on their Hypixel profile (`socialMedia.links.DISCORD`). */
+  discordLink(): string | undefined {
+    const link = field(field(field(this.data(), 'socialMedia'), 'links'), 'DISCORD');
+    return typeof link === 'string' ? link : undefined;
+  }
+}
+
+const field = (value: unknown, name: string): unknown =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)[name]
+    : undefined;
 
 /** Who a `{player}` names: a UUID, or nobody (no Minecraft player has this username), as of `unknown`. */
 export type Resolution = { readonly uuid: string } | { readonly unknown: Freshness };
@@ -62,12 +112,12 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
     await record(uuid, player, now()).catch((error: unknown) =>
       log.error({ err: error, uuid }, 'could not record a player fetch'),
     );
-    return encodePlayer(player.json);
+    return playerResult.wrap(player.json);
   }
 
   async function lastKnownPlayer(uuid: string): Promise<CacheEntry | undefined> {
     const known = await repository.lastKnown(uuid);
-    return known && { bytes: encodePlayer(known.json), storedAt: known.fetchedAt };
+    return known && { bytes: playerResult.wrap(known.json), storedAt: known.fetchedAt };
   }
 
   async function lookupName(name: string): Promise<Buffer> {

@@ -1,4 +1,5 @@
 import type { CachedResource, Freshness } from '../../platform/cache/cached-resource.js';
+import { jsonEnvelope } from '../../platform/json.js';
 import type { HypixelClient } from '../../upstream/hypixel.js';
 import type { PlayersService } from '../players/players.service.js';
 
@@ -6,10 +7,12 @@ import type { PlayersService } from '../players/players.service.js';
  * A player's profiles are kept in the cache as the bytes of their ProfilesResult body, so that a hit is
  * sent as it is (as players are; docs/decisions.md).
  */
-const BODY_PREFIX = '{"success":true,"profiles":';
-const BODY_PREFIX_BYTES = Buffer.byteLength(BODY_PREFIX);
+const profilesResult = jsonEnvelope('{"success":true,"profiles":');
 
-/** A player's SkyBlock profiles: the array as Hypixel sent it (`[]` for none), and how old the copy is. */
+/**
+ * A player's SkyBlock profiles: the array as Hypixel sent it (`[]` for none), and how old the copy is.
+ * Its bytes are the cache's own: read them, never write to them.
+ */
 export class ProfilesSnapshot {
   constructor(
     readonly uuid: string,
@@ -20,7 +23,7 @@ export class ProfilesSnapshot {
 
   /** The profiles array exactly as Hypixel sent it (JSON text bytes): a view into `body`. */
   get json(): Buffer {
-    return this.body.subarray(BODY_PREFIX_BYTES, this.body.length - 1);
+    return profilesResult.inner(this.body);
   }
 }
 
@@ -42,8 +45,7 @@ export interface ProfilesServiceDeps {
 
 export function createProfilesService(deps: ProfilesServiceDeps): ProfilesService {
   // A player with no profiles, or who never joined, has `profiles: []`.
-  const fetchProfiles = async (uuid: string) =>
-    Buffer.from(`${BODY_PREFIX}${await deps.hypixel.profiles(uuid)}}`);
+  const fetchProfiles = async (uuid: string) => profilesResult.wrap(await deps.hypixel.profiles(uuid));
 
   return {
     async lookup(player) {

@@ -1,12 +1,12 @@
 import type { AppModule } from '../../platform/app-module.js';
 import { resolveJwtSecret } from '../../platform/auth/jwt-secret.js';
 import { createTokenCodec, type TokenCodecSettings } from '../../platform/auth/token-codec.js';
-import type { Database } from '../../platform/db/database.js';
+import type { Executor } from '../../platform/db/transactions.js';
 import { tokensRoutes } from './tokens.routes.js';
 import { createTokensService, type TokensService, type TokensSettings } from './tokens.service.js';
 
 export interface TokensModuleDeps {
-  readonly db: Database;
+  readonly db: Executor;
   readonly settings: TokenCodecSettings &
     TokensSettings & {
       /** Undefined outside production when not set: one is generated and kept in `dataDir`. */

@@ -1,4 +1,5 @@
 import type { Grant } from '../../platform/auth/grants.js';
+import { tablesOf } from '../../platform/db/repository-view.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { TokensTables } from './tokens.tables.js';
 
@@ -23,7 +24,7 @@ export type NewToken = Omit<TokenRecord, 'rotatedAt' | 'revokedAt'>;
  * Times are epoch milliseconds.
  */
 export function createTokensRepository(executor: Executor) {
-  const db = executor.withTables<TokensTables>();
+  const db = tablesOf<TokensTables>(executor);
   return {
     async insert(token: NewToken): Promise<void> {
       await db
@@ -84,5 +85,3 @@ export function createTokensRepository(executor: Executor) {
     },
   };
 }
-
-export type TokensRepository = ReturnType<typeof createTokensRepository>;

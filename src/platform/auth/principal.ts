@@ -15,7 +15,7 @@ export interface Authenticator {
 }
 
 /** Whether the principal owns the resource (its owner is `owner`) or holds `grant`, which opens anyone's. */
-export const isOwnerOrHolder = (principal: Principal, owner: bigint | undefined, grant: Grant): boolean =>
+const isOwnerOrHolder = (principal: Principal, owner: bigint | undefined, grant: Grant): boolean =>
   principal.grants.has(grant) || (owner !== undefined && principal.owner === owner);
 
 /** Throws 403 NOT_RESOURCE_OWNER unless the principal owns the resource or holds `grant`. */

@@ -46,7 +46,8 @@ export function requireGrant(authenticator: Authenticator, grant?: Grant): preHa
 
 /**
  * A route guard for a resource that belongs to someone: a valid token whose owner is the path parameter
- * `ownerParam` (a snowflake, validated by the route's schema), or which holds `grant`; 403 otherwise.
+ * `ownerParam` (declared with `SnowflakeParam`, so it arrives as a bigint), or which holds `grant`; 403
+ * otherwise.
  */
 export function requireOwnerOrGrant(
   authenticator: Authenticator,
@@ -56,7 +57,10 @@ export function requireOwnerOrGrant(
   return async function guard(request: FastifyRequest) {
     const principal = await authenticate(authenticator, request);
     const owner = (request.params as Record<string, unknown> | undefined)?.[ownerParam];
-    ensureOwnerOrHolder(principal, typeof owner === 'bigint' ? owner : undefined, grant);
+    // Without a snowflake schema the parameter is text, and every owner would be refused: a route's bug.
+    if (typeof owner !== 'bigint')
+      throw new Error(`route ${request.routeOptions.url}: "${ownerParam}" is not a snowflake parameter`);
+    ensureOwnerOrHolder(principal, owner, grant);
     request.principal = principal;
   };
 }

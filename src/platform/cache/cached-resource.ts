@@ -96,8 +96,8 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
     // Long enough for a holder that died as we arrived to lose its lock, and for us to take over then.
     const deadline = now() + 2 * deps.lockMs;
     while (now() < deadline) {
-      const lease = await sharedLocks.acquire(key, deps.lockMs);
-      if (lease) {
+      const taken = await sharedLocks.acquire(key, deps.lockMs);
+      if ('release' in taken) {
         let failure: Buffer | undefined;
         try {
           // The previous holder may have stored a fresh answer between our first look and our lock.
@@ -108,17 +108,17 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
           failure = failures.encode(error);
           throw error;
         } finally {
-          await lease.release(failure);
+          await taken.release(failure);
         }
       }
-      const holder = await sharedLocks.holder(key);
+      const { heldBy } = taken;
       do {
         await sleep(POLL_MS);
         const landed = await cache.get(key);
         if (landed && isNewer(landed, seen)) return landed;
-        const failure = holder && (await sharedLocks.failureOf(key, holder));
+        const failure = await sharedLocks.failureOf(key, heldBy);
         if (failure) throw failures.decode(failure);
-      } while (holder && now() < deadline && (await sharedLocks.holder(key)) === holder);
+      } while (now() < deadline && (await sharedLocks.holder(key)) === heldBy);
     }
     throw failures.waitTimedOut();
   }

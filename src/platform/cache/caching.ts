@@ -28,7 +28,7 @@ export interface Caching {
 
 /**
  * Entries are written in this format version's key space: an instance of another version sharing the
- * Redis never reads bytes it would misunderstand.
+ * Redis never reads entry bytes it would misunderstand. (Lock keys are not versioned; see decisions.md.)
  */
 const ENTRY_FORMAT = 'v2';
 

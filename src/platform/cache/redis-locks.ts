@@ -3,13 +3,20 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 import { FAILURE_NOTE_MS, type FetchLease, type FetchLocks } from './fetch-locks.js';
 
+/** Takes the lock if it is free (answering our token), or answers the current holder's token. */
+const ACQUIRE = `
+local current = redis.call('GET', KEYS[1])
+if current then return current end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return ARGV[1]`;
+
 /** Leaves the failure note (if any), then deletes the lock only if this holder still has it. */
 const RELEASE = `
 if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3]) end
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
 
-/** Fetch locks shared by every instance using this Redis: `SET NX PX` with a token per holder. */
+/** Fetch locks shared by every instance using this Redis: a key with a token per holder and a lifetime. */
 export function createRedisLocks(redis: Redis, prefix: string, log: Logger): FetchLocks {
   const lockKey = (key: string) => `${prefix}lock:${key}`;
   const noteKey = (key: string, token: string) => `${prefix}failed:${key}:${token}`;
@@ -23,10 +30,10 @@ export function createRedisLocks(redis: Redis, prefix: string, log: Logger): Fet
     async acquire(key, ttlMs) {
       const token = randomUUID();
       const answer = await redis
-        .set(lockKey(key), token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')
+        .eval(ACQUIRE, 1, lockKey(key), token, Math.max(1, Math.ceil(ttlMs)))
         .catch(unavailable('acquire'));
-      if (answer === undefined) return noLock(token);
-      if (answer !== 'OK') return undefined;
+      if (typeof answer !== 'string') return noLock(token);
+      if (answer !== token) return { heldBy: answer };
       return {
         token,
         async release(failure) {

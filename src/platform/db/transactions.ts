@@ -1,7 +1,21 @@
 import type { Database } from './database.js';
 
-/** Where statements run: the database itself, or a transaction on it. Repositories take one per call. */
-export type Executor = Database;
+declare const opaque: unique symbol;
+
+/**
+ * Where statements run, the database or a transaction on it, as services hold and pass it: opaque, so a
+ * service cannot run SQL on it; only a repository can, through `tablesOf` (repository-view.ts), and only
+ * on its own tables.
+ */
+export interface Executor {
+  readonly [opaque]: 'executor';
+}
+
+/** The database as an executor, for the composition root to hand to modules. */
+export const executorOf = (db: Database): Executor => db as unknown as Executor;
+
+/** What an executor is underneath; for this folder only. */
+export const databaseOf = (executor: Executor): Database => executor as unknown as Database;
 
 /**
  * Runs `work` in one transaction: everything it does through the executor it is given commits together,
@@ -12,5 +26,7 @@ export function inTransaction<T>(
   executor: Executor,
   work: (transaction: Executor) => Promise<T>,
 ): Promise<T> {
-  return executor.isTransaction ? work(executor) : executor.transaction().execute(work);
+  const db = databaseOf(executor);
+  if (db.isTransaction) return work(executor);
+  return db.transaction().execute((transaction) => work(executorOf(transaction)));
 }

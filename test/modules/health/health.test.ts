@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Redis } from 'ioredis';
 import { describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import { testRedisUrl } from '../../helpers/environment.js';
@@ -58,10 +59,18 @@ describeEachBackend('health', (backend) => {
 
 describe('health with Redis', { skip: testRedisUrl ? false : 'TEST_REDIS_URL is not set' }, () => {
   it('checks Redis in /ready and closes the connection with the app', async (t) => {
-    const { app } = await buildTestApp(t, { redis: true });
+    const { app, config } = await buildTestApp(t, { redis: true });
     const ready = await app.inject({ method: 'GET', url: '/ready' });
     assert.equal(ready.statusCode, 200, ready.body);
     assert.deepEqual(ready.json().checks, { database: 'ok', migrations: 'ok', redis: 'ok' });
+    const observer = new Redis(String(testRedisUrl));
+    t.after(() => observer.quit());
+    const connections = async () =>
+      String(await observer.client('LIST'))
+        .split('\n')
+        .filter((line) => line.includes(` name=player-data-service:${config.redisKeyPrefix} `)).length;
+    assert.equal(await connections(), 1, "the app's one connection, named after its deployment");
     await app.close();
+    assert.equal(await connections(), 0, 'closed with the app');
   });
 });

@@ -7,9 +7,10 @@ import { createPlayersModule } from '../../../src/modules/players/players.module
 import type { PlayersService } from '../../../src/modules/players/players.service.js';
 import { createProfilesModule } from '../../../src/modules/profiles/profiles.module.js';
 import { migrateToLatest } from '../../../src/platform/db/migrator.js';
+import { executorOf } from '../../../src/platform/db/transactions.js';
 import { AppError } from '../../../src/platform/errors.js';
 import { UpstreamFailure } from '../../../src/upstream/upstream-failure.js';
-import { testConfig } from '../../helpers/build-test-app.js';
+import { deferClose, testConfig } from '../../helpers/build-test-app.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { fixtureJson } from '../../helpers/player-fixtures.js';
 
@@ -23,9 +24,10 @@ async function services(t: TestContext, fake: FakeUpstream, env: Record<string, 
   fake.reset();
   const config = await testConfig(t, { upstream: fake, env });
   const shared = await createInfrastructure(config, Fastify().log);
-  t.after(() => shared.close());
+  deferClose(t, () => shared.close());
   await migrateToLatest(shared.db, migrations);
-  const { db, caching, upstreams, log } = shared;
+  const { caching, upstreams, log } = shared;
+  const db = executorOf(shared.db);
   const players = createPlayersModule({ db, caching, upstreams, settings: config.cache, log }).service;
   const profiles = createProfilesModule({ caching, upstreams, players, settings: config.cache }).service;
   return { players, profiles };

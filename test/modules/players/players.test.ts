@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it, type TestContext } from 'node:test';
 import { createPlayersRepository } from '../../../src/modules/players/players.repository.js';
+import { executorOf } from '../../../src/platform/db/transactions.js';
 import { describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
@@ -123,7 +124,7 @@ describeEachBackend(
       const { app, get } = await setup(t, { CACHE_PLAYER_FRESH_SECONDS: '0' });
       await get(`/player/${minikloon.uuid}`);
       await get(`/player/${minikloon.uuid}`);
-      const repository = createPlayersRepository(app.db);
+      const repository = createPlayersRepository(executorOf(app.db));
       const record = await repository.find(minikloon.uuid);
       assert.ok(record);
       assert.equal(record.name, 'Minikloon');

@@ -3,7 +3,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import { sql } from 'kysely';
 import type { TokensTables } from '../../../src/modules/tokens/tokens.tables.js';
-import { inTransaction } from '../../../src/platform/db/transactions.js';
+import { executorOf, inTransaction } from '../../../src/platform/db/transactions.js';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp, TEST_JWT_SECRET } from '../../helpers/build-test-app.js';
 import { testRedisUrl } from '../../helpers/environment.js';
@@ -200,7 +200,7 @@ describeEachBackend('tokens', (backend) => {
     const tokens = testTokens(app, config);
     let rolledBack: string | undefined;
     await assert.rejects(
-      inTransaction(app.db, async (transaction) => {
+      inTransaction(executorOf(app.db), async (transaction) => {
         rolledBack = (await tokens.issue(5n, ['player:read'], { within: transaction })).token;
         throw new Error('the caller failed after issuing');
       }),
@@ -211,7 +211,7 @@ describeEachBackend('tokens', (backend) => {
     assert.equal(refused.statusCode, 401);
     assert.equal(problemName(refused), 'TOKEN_INVALID');
 
-    const committed = await inTransaction(app.db, async (transaction) =>
+    const committed = await inTransaction(executorOf(app.db), async (transaction) =>
       // A service called by another joins its transaction rather than starting one of its own.
       inTransaction(transaction, async (joined) => {
         assert.equal(joined, transaction);

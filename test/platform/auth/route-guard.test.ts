@@ -35,6 +35,12 @@ describe('request helpers', () => {
       parsePlayerRef(request.params.player),
     );
     app.get('/test/unguarded', async (request) => ({ owner: String(principalOf(request).owner) }));
+    // A guard on a parameter the route does not declare as a snowflake: a bug of the route, not a 403.
+    app.get(
+      '/test/misdeclared/:owner',
+      { preHandler: app.requireOwnerOrGrant('messenger:write', 'owner') },
+      async () => ({}),
+    );
   });
 
   const getUser = async (snowflake: string, token?: string) =>
@@ -97,10 +103,19 @@ describe('request helpers', () => {
     }
   });
 
-  it('answers 500 (with nothing internal) when a route reads a principal it has no guard for', async () => {
+  it('answers 500 (with nothing internal) for a route that reads a principal without a guard, or guards a non-snowflake', async () => {
     const reply = await app.inject({ method: 'GET', url: '/test/unguarded' });
     assert.equal(reply.statusCode, 500);
     assert.equal(problemName(reply), 'INTERNAL_ERROR');
     assert.doesNotMatch(reply.body, /guard|unguarded/);
+    const own = await issueToken(app, config, { owner: OWNER, grants: ['player:read'] });
+    const misdeclared = await app.inject({
+      method: 'GET',
+      url: `/test/misdeclared/${OWNER}`,
+      headers: bearer(own),
+    });
+    assert.equal(misdeclared.statusCode, 500);
+    assert.equal(problemName(misdeclared), 'INTERNAL_ERROR');
+    assert.doesNotMatch(misdeclared.body, /snowflake|misdeclared/);
   });
 });

@@ -13,8 +13,8 @@ import {
 import { createCaching } from '../../../src/platform/cache/caching.js';
 import type { FetchLocks } from '../../../src/platform/cache/fetch-locks.js';
 import { createMemoryCache } from '../../../src/platform/cache/memory-cache.js';
-import { createMemoryLocks } from '../../../src/platform/cache/memory-locks.js';
 import { createSingleFlight } from '../../../src/platform/cache/single-flight.js';
+import { createMemoryLocks } from '../../helpers/memory-locks.js';
 
 const FRESH_MS = 1000;
 const STALE_IF_ERROR_MS = 5000;
@@ -145,9 +145,44 @@ describe('cached resource', () => {
   });
 
   describe('across instances sharing a cache and its locks', () => {
+    /**
+     * One cache and its locks for several instances, on one clock. The cache counts its reads (so a test
+     * can wait for a waiter to have looked a few times) and can be told to miss the next reads (what an
+     * instance saw before another's answer landed).
+     */
     const sharedParts = () => {
       const clock = { now: 1_000_000 };
-      return { cache: createMemoryCache(1024 * 1024), locks: createMemoryLocks(() => clock.now), clock };
+      const inner = createMemoryCache(1024 * 1024);
+      let reads = 0;
+      let missing = 0;
+      const readers: { atLeast: number; wake: () => void }[] = [];
+      const cache: Cache = {
+        async get(key) {
+          reads += 1;
+          for (const reader of readers.filter((candidate) => reads >= candidate.atLeast)) reader.wake();
+          if (missing > 0) {
+            missing -= 1;
+            return undefined;
+          }
+          return inner.get(key);
+        },
+        set: (key, entry, keepForMs) => inner.set(key, entry, keepForMs),
+      };
+      return {
+        cache,
+        locks: createMemoryLocks(() => clock.now),
+        clock,
+        missNextReads: (count: number) => {
+          missing = count;
+        },
+        /** Resolves once the cache has been read `count` more times. */
+        read: (count: number) => new Promise<void>((wake) => readers.push({ atLeast: reads + count, wake })),
+      };
+    };
+    const held = async (locks: FetchLocks, key: string, ttlMs: number) => {
+      const taken = await locks.acquire(key, ttlMs);
+      assert.ok('release' in taken, 'the lock was free');
+      return taken;
     };
 
     it('makes one fetch for concurrent callers on two instances; the other takes the answer that landed', async () => {
@@ -193,15 +228,15 @@ describe('cached resource', () => {
       const parts = sharedParts();
       const two = setup(parts);
       // An instance that took the lock and died.
-      assert.ok(await parts.locks.acquire('thing:k', LOCK_MS));
+      await held(parts.locks, 'thing:k', LOCK_MS);
       parts.clock.now += 1;
       let fetched = false;
       const waiting = two.resource.get('k', async () => {
         fetched = true;
         return bytes('mine');
       });
-      await sleep(50);
-      assert.equal(fetched, false, 'waits while the lock is held');
+      await parts.read(4);
+      assert.equal(fetched, false, 'looks for the answer while the lock is held, without fetching');
       parts.clock.now += LOCK_MS;
       const served = await waiting;
       assert.equal(fetched, true);
@@ -211,9 +246,9 @@ describe('cached resource', () => {
     it('gives up waiting on a holder that keeps its lock beyond twice the lock time', async () => {
       const parts = sharedParts();
       const two = setup(parts);
-      assert.ok(await parts.locks.acquire('thing:k', 100 * LOCK_MS));
+      await held(parts.locks, 'thing:k', 100 * LOCK_MS);
       const waiting = two.resource.get('k', async () => bytes('never'));
-      await sleep(30);
+      await parts.read(3);
       parts.clock.now += 2 * LOCK_MS;
       await assert.rejects(
         waiting,
@@ -225,13 +260,15 @@ describe('cached resource', () => {
       const parts = sharedParts();
       const one = setup(parts);
       await parts.cache.set('thing:k', { bytes: bytes('landed'), storedAt: parts.clock.now }, 10_000);
-      // What another instance saw before the answer landed: nothing cached.
+      // The first look finds nothing (the answer landed just after it); the look under the lock finds it.
+      parts.missNextReads(1);
       let fetched = false;
       const served = await one.resource.get('k', async () => {
         fetched = true;
         return bytes('again');
       });
-      assert.equal(served.freshness.status, 'HIT');
+      assert.equal(served.freshness.status, 'MISS');
+      assert.equal(served.bytes.toString(), 'landed');
       assert.equal(fetched, false);
     });
   });

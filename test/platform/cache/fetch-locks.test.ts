@@ -1,55 +1,103 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
-import { FAILURE_NOTE_MS, type FetchLocks } from '../../../src/platform/cache/fetch-locks.js';
-import { createMemoryLocks } from '../../../src/platform/cache/memory-locks.js';
+import {
+  FAILURE_NOTE_MS,
+  type FetchLease,
+  type FetchLocks,
+  type HeldBy,
+} from '../../../src/platform/cache/fetch-locks.js';
 import { createRedisLocks } from '../../../src/platform/cache/redis-locks.js';
 import { createRedis } from '../../../src/platform/redis.js';
 import { testRedisUrl } from '../../helpers/environment.js';
+import { createMemoryLocks } from '../../helpers/memory-locks.js';
 
 const redis = testRedisUrl ? new Redis(testRedisUrl) : undefined;
 after(() => redis?.quit());
 // A logger that writes nothing: the locks log only when Redis fails.
 const log = Fastify().log;
 
-const kinds: [string, () => FetchLocks][] = [['memory', () => createMemoryLocks()]];
-if (redis) {
-  kinds.push(['redis', () => createRedisLocks(redis, `test:locks:${randomBytes(6).toString('hex')}:`, log)]);
+/** Locks, how the test lets time pass for them, and how long a failure note of `key` still lives (ms). */
+interface Kind {
+  readonly locks: FetchLocks;
+  advance(ms: number): Promise<unknown>;
+  noteLifetime(key: string, token: string): Promise<number>;
 }
 
-for (const [kind, make] of kinds) {
-  describe(`fetch locks (${kind})`, () => {
-    it('give the lock to one taker at a time, and tell who holds it', async () => {
-      const locks = make();
-      const lease = await locks.acquire('k', 5000);
-      assert.ok(lease);
-      assert.equal(await locks.acquire('k', 5000), undefined);
-      assert.equal(await locks.holder('k'), lease.token);
-      assert.ok(await locks.acquire('other', 5000), 'keys are apart');
-      await lease.release();
+const kinds: [string, () => Kind][] = [
+  [
+    'memory',
+    () => {
+      const clock = { now: 1_000_000 };
+      const locks = createMemoryLocks(() => clock.now);
+      return {
+        locks,
+        advance: async (ms) => {
+          clock.now += ms;
+        },
+        // The note lives until it is gone: look just before and at its end.
+        noteLifetime: async (key, token) => {
+          clock.now += FAILURE_NOTE_MS - 1;
+          const before = await locks.failureOf(key, token);
+          clock.now += 1;
+          const after = await locks.failureOf(key, token);
+          return before && !after ? FAILURE_NOTE_MS : -1;
+        },
+      };
+    },
+  ],
+];
+if (redis) {
+  kinds.push([
+    'redis',
+    () => {
+      const prefix = `test:locks:${randomBytes(6).toString('hex')}:`;
+      return {
+        locks: createRedisLocks(redis, prefix, log),
+        advance: (ms) => sleep(ms),
+        noteLifetime: (key, token) => redis.pttl(`${prefix}failed:${key}:${token}`),
+      };
+    },
+  ]);
+}
+
+function lease(taken: FetchLease | HeldBy): FetchLease {
+  assert.ok('release' in taken, `expected the lock, but it is held by ${'heldBy' in taken && taken.heldBy}`);
+  return taken;
+}
+
+for (const [name, make] of kinds) {
+  describe(`fetch locks (${name})`, () => {
+    it('give the lock to one taker at a time, and tell the others who holds it', async () => {
+      const { locks } = make();
+      const first = lease(await locks.acquire('k', 5000));
+      assert.deepEqual(await locks.acquire('k', 5000), { heldBy: first.token });
+      assert.equal(await locks.holder('k'), first.token);
+      lease(await locks.acquire('other', 5000));
+      await first.release();
       assert.equal(await locks.holder('k'), undefined);
-      assert.ok(await locks.acquire('k', 5000), 'free again after release');
+      lease(await locks.acquire('k', 5000));
     });
 
-    it("leave the failed holder's note for those who waited on it, under that holder only", async () => {
-      const locks = make();
-      const lease = await locks.acquire('k', 5000);
-      assert.ok(lease);
-      await lease.release(Buffer.from('it failed'));
-      assert.equal((await locks.failureOf('k', lease.token))?.toString(), 'it failed');
+    it("leave the failed holder's note for those who waited on it, under that holder only, for a short while", async () => {
+      const { locks, noteLifetime } = make();
+      const holder = lease(await locks.acquire('k', 5000));
+      await holder.release(Buffer.from('it failed'));
+      assert.equal(await locks.holder('k'), undefined, 'the lock is free');
+      assert.equal((await locks.failureOf('k', holder.token))?.toString(), 'it failed');
       assert.equal(await locks.failureOf('k', 'another-holder'), undefined);
-      assert.ok(FAILURE_NOTE_MS > 0);
+      const lifetime = await noteLifetime('k', holder.token);
+      assert.ok(lifetime > 0 && lifetime <= FAILURE_NOTE_MS, `the note lives ${lifetime} ms`);
     });
 
     it('let a lock lapse after its time, and a lapsed lease cannot release the next holder', async () => {
-      const locks = make();
-      const first = await locks.acquire('k', 30);
-      assert.ok(first);
-      await new Promise((resolve) => setTimeout(resolve, 60));
-      const second = await locks.acquire('k', 5000);
-      assert.ok(second, 'the lapsed lock can be taken');
+      const { locks, advance } = make();
+      const first = lease(await locks.acquire('k', 30));
+      await advance(60);
+      const second = lease(await locks.acquire('k', 5000));
       await first.release();
       assert.equal(
         await locks.holder('k'),
@@ -66,10 +114,9 @@ describe('fetch locks with Redis down', () => {
     dead.on('error', () => undefined);
     t.after(() => dead.disconnect());
     const locks = createRedisLocks(dead, 'test:', log);
-    const lease = await locks.acquire('k', 5000);
-    assert.ok(lease);
-    await lease.release(Buffer.from('x'));
+    const taken = lease(await locks.acquire('k', 5000));
+    await taken.release(Buffer.from('x'));
     assert.equal(await locks.holder('k'), undefined);
-    assert.equal(await locks.failureOf('k', lease.token), undefined);
+    assert.equal(await locks.failureOf('k', taken.token), undefined);
   });
 });

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { FAILURE_NOTE_MS, type FetchLocks } from './fetch-locks.js';
+import { FAILURE_NOTE_MS, type FetchLocks } from '../../src/platform/cache/fetch-locks.js';
 
 /**
- * Fetch locks in this process, with the semantics of the shared ones: for several cached resources that
- * stand for instances sharing one cache (the unit tests), and as the reference the Redis locks follow.
+ * Fetch locks in this process, with the semantics of the Redis ones (src/platform/cache/redis-locks.ts):
+ * for several cached resources that stand for instances sharing one cache, on the test's clock.
  */
 export function createMemoryLocks(now: () => number = Date.now): FetchLocks {
   const locks = new Map<string, { token: string; until: number }>();
@@ -16,7 +16,8 @@ export function createMemoryLocks(now: () => number = Date.now): FetchLocks {
   };
   return {
     async acquire(key, ttlMs) {
-      if (live(locks, key)) return undefined;
+      const held = live(locks, key);
+      if (held) return { heldBy: held.token };
       const token = randomUUID();
       locks.set(key, { token, until: now() + ttlMs });
       return {

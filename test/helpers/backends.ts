@@ -19,14 +19,17 @@ const eachDialectAndCache: readonly Backend[] = dialects.flatMap((dialect) =>
 
 /**
  * Declares the suite once per backend: on every dialect (SQLite, and PostgreSQL when configured), and with
- * `{ caches: true }` on every dialect x cache (memory, and Redis when configured).
+ * `{ caches: true }` on every dialect x cache (memory, and Redis when configured). The backends' suites
+ * run side by side (each test has its own database and key space); the tests within one run in order.
  */
 export function describeEachBackend(
   title: string,
   body: (backend: Backend) => void,
   options: { caches?: boolean } = {},
 ): void {
-  for (const backend of options.caches ? eachDialectAndCache : eachDialect) {
-    describe(`${title} on ${backend.name}`, () => body(backend));
-  }
+  describe(title, { concurrency: true }, () => {
+    for (const backend of options.caches ? eachDialectAndCache : eachDialect) {
+      describe(`on ${backend.name}`, { concurrency: 1 }, () => body(backend));
+    }
+  });
 }

@@ -35,7 +35,7 @@ export function Snowflake(options: { description?: string } = {}): TUnsafe<bigin
 }
 
 /** A `{snowflake}` path parameter: 17 to 20 digits (any Discord ID since 2015) and at most 2^64-1. */
-export const SNOWFLAKE_PARAM_PATTERN = '^[0-9]{17,20}$';
+const SNOWFLAKE_PARAM_PATTERN = '^[0-9]{17,20}$';
 const SNOWFLAKE_PARAM = new RegExp(SNOWFLAKE_PARAM_PATTERN);
 const SNOWFLAKE_PARAM_REASON = `must be a Discord ID: 17 to 20 digits, at most ${MAX_SNOWFLAKE}`;
 

@@ -21,7 +21,7 @@ const FAILURE_STATUS: Record<UpstreamFailureKind, number> = {
 export const UNKNOWN_USERNAME_CAUSE = 'No Minecraft player has this username';
 
 /** The result shape's failure body: `{success: false, cause, throttle, <field>: null}`. */
-export function failureBody(field: string, cause: string, throttle = false): Buffer {
+function failureBody(field: string, cause: string, throttle = false): Buffer {
   return Buffer.from(JSON.stringify({ success: false, cause, throttle, [field]: null }));
 }
 
@@ -44,7 +44,7 @@ export function sendNotFound(
  * An upstream failure with no copy to stand in, in the result shape: 429 (with Retry-After), 502, 503 or
  * 504, never kept by clients. Anything else that was thrown is not the result shape's to answer: rethrown.
  */
-export function sendUpstreamFailure(reply: FastifyReply, field: string, error: unknown): FastifyReply {
+function sendUpstreamFailure(reply: FastifyReply, field: string, error: unknown): FastifyReply {
   if (!(error instanceof UpstreamFailure)) throw error;
   reply.header('cache-control', 'no-store');
   if (error.retryAfterSeconds !== undefined)
@@ -54,6 +54,25 @@ export function sendUpstreamFailure(reply: FastifyReply, field: string, error: u
     FAILURE_STATUS[error.kind],
     failureBody(field, error.publicCause, error.kind === 'throttled'),
   );
+}
+
+/**
+ * Answers what `lookup` finds with `send`, and an upstream failure with no copy to stand in in the result
+ * shape of `field`: the handler of an upstream-backed endpoint.
+ */
+export async function answerLookup<T>(
+  reply: FastifyReply,
+  field: string,
+  lookup: () => Promise<T>,
+  send: (reply: FastifyReply, found: T) => FastifyReply,
+): Promise<FastifyReply> {
+  let found: T;
+  try {
+    found = await lookup();
+  } catch (error) {
+    return sendUpstreamFailure(reply, field, error);
+  }
+  return send(reply, found);
 }
 
 /** The result shape's schema, with `field` holding the upstream's value. */

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { PlayerParams } from '../../platform/http/path-params.js';
-import { resultResponses, sendUpstreamFailure } from '../../upstream/upstream-result.js';
+import { answerLookup, resultResponses } from '../../upstream/upstream-result.js';
 import { sendPlayerLookup } from './players.reply.js';
 import { PlayerResultSchema } from './players.schemas.js';
 import type { PlayersService } from './players.service.js';
@@ -24,12 +24,7 @@ export const playersRoutes =
           response: resultResponses(PlayerResultSchema),
         },
       },
-      async (request, reply) => {
-        try {
-          return sendPlayerLookup(reply, await service.lookup(request.params.player));
-        } catch (error) {
-          return sendUpstreamFailure(reply, 'player', error);
-        }
-      },
+      async (request, reply) =>
+        answerLookup(reply, 'player', () => service.lookup(request.params.player), sendPlayerLookup),
     );
   };

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { PlayerParams } from '../../platform/http/path-params.js';
-import { resultResponses, sendUpstreamFailure } from '../../upstream/upstream-result.js';
+import { answerLookup, resultResponses } from '../../upstream/upstream-result.js';
 import { sendProfilesLookup } from './profiles.reply.js';
 import { ProfilesResultSchema } from './profiles.schemas.js';
 import type { ProfilesService } from './profiles.service.js';
@@ -24,12 +24,7 @@ export const profilesRoutes =
           response: resultResponses(ProfilesResultSchema),
         },
       },
-      async (request, reply) => {
-        try {
-          return sendProfilesLookup(reply, await service.lookup(request.params.player));
-        } catch (error) {
-          return sendUpstreamFailure(reply, 'profiles', error);
-        }
-      },
+      async (request, reply) =>
+        answerLookup(reply, 'profiles', () => service.lookup(request.params.player), sendProfilesLookup),
     );
   };

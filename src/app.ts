@@ -7,6 +7,7 @@ import type { Grant } from './platform/auth/grants.js';
 import { requireGrant, requireOwnerOrGrant } from './platform/auth/route-guard.js';
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, errorHandling, sendError } from './platform/error-handler.js';
+import { timeoutOptions } from './platform/http/timeouts.js';
 import { httpDocs } from './platform/http-docs.js';
 import { parseJsonBody, serializeJson } from './platform/json.js';
 import { loggerOptions, RequestLogController } from './platform/logger.js';
@@ -48,9 +49,10 @@ export async function buildApp({ config, logStream }: AppOptions): Promise<Fasti
     requestIdHeader: false,
     logController: new RequestLogController(),
     bodyLimit: config.server.bodyLimitBytes,
+    ...timeoutOptions(config.server.timeouts),
     trustProxy: config.server.trustProxy,
     return503OnClosing: false, // requestContext answers those with an ErrorResponse
-    clientErrorHandler,
+    clientErrorHandler: clientErrorHandler(publicUrl),
     frameworkErrors: (error, request, reply) => {
       stampHeaders(reply, request.id);
       sendError(error, request, reply, publicUrl);
@@ -60,9 +62,10 @@ export async function buildApp({ config, logStream }: AppOptions): Promise<Fasti
   app.setValidatorCompiler(createValidatorCompiler());
   app.setReplySerializer(serializeJson);
   app.removeAllContentTypeParsers();
+  const { bodyMaxDepth } = config.server;
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     try {
-      done(null, parseJsonBody(body as string));
+      done(null, parseJsonBody(body as string, bodyMaxDepth));
     } catch (error) {
       done(error as Error, undefined);
     }

@@ -1,10 +1,13 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import { type Static, Type } from 'typebox';
+import type { HealthModuleDeps } from './modules/health/health.module.js';
 import type { PlayersSettings } from './modules/players/players.module.js';
 import type { ProfilesModuleDeps } from './modules/profiles/profiles.module.js';
 import type { TokensModuleDeps } from './modules/tokens/tokens.module.js';
+import { MIN_JWT_SECRET_BYTES } from './platform/auth/jwt-secret.js';
 import type { CachingSettings } from './platform/cache/caching.js';
 import type { DatabaseSettings } from './platform/db/database.js';
+import type { HttpTimeouts } from './platform/http/timeouts.js';
 import type { LogLevel } from './platform/logger.js';
 import type { UpstreamSettings } from './upstream/upstreams.js';
 
@@ -15,6 +18,8 @@ import type { UpstreamSettings } from './upstream/upstreams.js';
  * keep the two in step.
  */
 const HTTP_URL = '^https?://[^\\s]+$';
+/** `*`, or a comma-separated list of origins (scheme, host and optional port; no path). */
+const CORS_ORIGINS_PATTERN = '^(\\*|https?://[^\\s/,]+(\\s*,\\s*https?://[^\\s/,]+)*)$';
 
 const EnvSchema = Type.Object({
   NODE_ENV: Type.Enum(['development', 'test', 'production'], { default: 'development' }),
@@ -24,12 +29,20 @@ const EnvSchema = Type.Object({
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$' })),
   TRUST_PROXY: Type.Boolean({ default: false }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 64 * 1024 }),
+  BODY_MAX_DEPTH: Type.Integer({ minimum: 1, maximum: 1000, default: 64 }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
+  CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 72_000 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000 }),
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' })),
+  CORS_ORIGINS: Type.Optional(Type.String({ pattern: CORS_ORIGINS_PATTERN })),
   DATABASE_URL: Type.String({
     pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
     default: 'sqlite:./data/service.sqlite',
   }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  DATABASE_CONNECT_TIMEOUT_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 30 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
   REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_-]{0,64}$', default: 'pds:' }),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
@@ -53,6 +66,7 @@ const EnvSchema = Type.Object({
   UPSTREAM_BREAKER_FAILURES: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
   UPSTREAM_BREAKER_COOLDOWN_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
   UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1000, default: 32 }),
+  UPSTREAM_OWNER_SHARE_PERCENT: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
   CACHE_PLAYER_FRESH_SECONDS: Type.Integer({ minimum: 0, default: 60 }),
   CACHE_PROFILES_FRESH_SECONDS: Type.Integer({ minimum: 0, default: 120 }),
   CACHE_USERNAME_FRESH_SECONDS: Type.Integer({ minimum: 0, default: 6 * 3600 }),
@@ -61,9 +75,6 @@ const EnvSchema = Type.Object({
   CACHE_MEMORY_MAX_BYTES: Type.Integer({ minimum: 1024 * 1024, default: 128 * 1024 * 1024 }),
   SINGLE_FLIGHT_LOCK_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 15_000 }),
 });
-
-/** HS256 is only as strong as its key: RFC 7518 asks for at least the hash size, 256 bits. */
-const MIN_JWT_SECRET_BYTES = 32;
 
 type Env = Static<typeof EnvSchema>;
 
@@ -77,7 +88,14 @@ export interface Config {
     readonly publicUrl: string | undefined;
     readonly trustProxy: boolean;
     readonly bodyLimitBytes: number;
+    /** How deep arrays and objects may nest in a JSON body. */
+    readonly bodyMaxDepth: number;
+    readonly timeouts: HttpTimeouts;
     readonly shutdownTimeoutMs: number;
+    /** How long the start waits for the database to answer before it gives up. */
+    readonly databaseConnectTimeoutMs: number;
+    /** Origins browsers may call the API from; empty: CORS is off. `*` allows any origin. */
+    readonly corsOrigins: readonly string[];
   };
   readonly database: DatabaseSettings;
   readonly redisUrl: string | undefined;
@@ -87,6 +105,8 @@ export interface Config {
   readonly dataDir: string;
   /** Tokens: signing, lifetimes, the refresh window and its rate limit (the tokens module's settings). */
   readonly auth: TokensModuleDeps['settings'];
+  /** Operations (`/metrics`'s bearer token, when it is protected). */
+  readonly operations: HealthModuleDeps['settings'];
   readonly upstream: UpstreamSettings;
   /** The cache, and the freshness of each cached resource (the players and profiles modules' settings). */
   readonly cache: CachingSettings &
@@ -116,6 +136,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
   const given = { ...env };
   const problems = validateEnv(env) ? [] : (validateEnv.errors ?? []).map((error) => describe(error, given));
   problems.push(...secretProblems(given));
+  if (problems.length === 0) problems.push(...timeoutProblems(env as Env));
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(toConfig(env as Env));
 }
@@ -130,7 +151,16 @@ function toConfig(env: Env): Config {
       publicUrl: env.PUBLIC_URL?.replace(/\/+$/, ''),
       trustProxy: env.TRUST_PROXY,
       bodyLimitBytes: env.BODY_LIMIT_BYTES,
+      bodyMaxDepth: env.BODY_MAX_DEPTH,
+      timeouts: {
+        requestMs: env.REQUEST_TIMEOUT_MS,
+        headersMs: env.HEADERS_TIMEOUT_MS,
+        connectionMs: env.CONNECTION_TIMEOUT_MS,
+        keepAliveMs: env.KEEP_ALIVE_TIMEOUT_MS,
+      },
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+      databaseConnectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_SECONDS * 1000,
+      corsOrigins: env.CORS_ORIGINS?.split(',').map((origin) => origin.trim().replace(/\/+$/, '')) ?? [],
     },
     database: env.DATABASE_URL.startsWith('sqlite:')
       ? { dialect: 'sqlite', path: env.DATABASE_URL.slice('sqlite:'.length) }
@@ -147,6 +177,7 @@ function toConfig(env: Env): Config {
       refreshWindowSeconds: env.TOKEN_REFRESH_WINDOW_SECONDS,
       rateLimitPerMinute: env.RATE_LIMIT_AUTH_PER_MINUTE,
     },
+    operations: { metricsToken: env.METRICS_TOKEN },
     upstream: {
       hypixelApiKey: env.HYPIXEL_API_KEY,
       hypixelUrl: env.HYPIXEL_API_URL.replace(/\/+$/, ''),
@@ -163,6 +194,7 @@ function toConfig(env: Env): Config {
       breakerFailures: env.UPSTREAM_BREAKER_FAILURES,
       breakerCooldownMs: env.UPSTREAM_BREAKER_COOLDOWN_MS,
       connections: env.UPSTREAM_CONNECTIONS,
+      ownerSharePercent: env.UPSTREAM_OWNER_SHARE_PERCENT,
     },
     cache: {
       playerFreshSeconds: env.CACHE_PLAYER_FRESH_SECONDS,
@@ -188,14 +220,26 @@ function secretProblems(given: Record<string, unknown>): string[] {
   return [];
 }
 
+/** Node refuses a server whose headers may take longer than the whole request. */
+function timeoutProblems(env: Env): string[] {
+  return env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS
+    ? [
+        `HEADERS_TIMEOUT_MS must not be more than REQUEST_TIMEOUT_MS (got ${env.HEADERS_TIMEOUT_MS} > ${env.REQUEST_TIMEOUT_MS})`,
+      ]
+    : [];
+}
+
 /** Variables whose values never appear in an error message. */
-const SECRET_VARIABLES = new Set(['JWT_SECRET', 'HYPIXEL_API_KEY']);
+const SECRET_VARIABLES = new Set(['JWT_SECRET', 'HYPIXEL_API_KEY', 'METRICS_TOKEN']);
 
 /** What each pattern means, said in words a person setting the variable understands. */
 const PATTERN_HINTS: Record<string, string> = {
   DATABASE_URL: 'must be sqlite:<path> or postgres://...',
   REDIS_URL: 'must be redis://... or rediss://...',
   PUBLIC_URL: 'must be an http(s) URL such as https://api.example.com',
+  CORS_ORIGINS:
+    'must be * or a comma-separated list of origins such as https://a.example,https://b.example:8443',
+  METRICS_TOKEN: 'must be printable ASCII without spaces',
   HYPIXEL_API_URL: 'must be an http(s) URL such as https://api.hypixel.net',
   MOJANG_API_URL: 'must be an http(s) URL such as https://api.mojang.com',
 };

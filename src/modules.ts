@@ -22,7 +22,12 @@ export interface Modules {
 export async function createModules(config: Config, shared: Infrastructure): Promise<Modules> {
   const { caching, upstreams } = shared;
   const db = executorOf(shared.db);
-  const health = createHealthModule({ probes: shared.probes, metrics: shared.metrics });
+  const health = createHealthModule({
+    probes: shared.probes,
+    metrics: shared.metrics,
+    settings: config.operations,
+    log: shared.log,
+  });
   const tokens = await createTokensModule({ db, settings: config.auth, dataDir: config.dataDir });
   const players = createPlayersModule({ db, caching, upstreams, settings: config.cache, log: shared.log });
   const profiles = createProfilesModule({

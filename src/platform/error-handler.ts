@@ -37,14 +37,23 @@ export function toAppError(error: unknown): AppError {
 }
 
 export interface ErrorHandlingOptions {
-  /** Base URL of links in error bodies; the request's own origin when undefined. */
+  /** Base URL of links in error bodies; links are relative when undefined. */
   readonly publicUrl: string | undefined;
 }
 
-const docsUrl = (request: FastifyRequest, publicUrl: string | undefined): string =>
-  `${publicUrl ?? `${request.protocol}://${request.host}`}/docs`;
+/**
+ * The docs page as error bodies link to it: under PUBLIC_URL, or relative. Never from the request's Host
+ * header, which the client writes (`Host: evil.example/phish?x=` would turn our link into theirs).
+ */
+const docsUrl = (publicUrl: string | undefined): string => `${publicUrl ?? ''}/docs`;
 
-/** Answers an error with an ErrorResponse; 5xx errors are logged with their stack, never sent. */
+/** Headers of every error answer: no cache keeps an error, and it says which version answered it. */
+const ERROR_HEADERS = { 'cache-control': 'no-store' } as const;
+
+/**
+ * Answers an error with an ErrorResponse; 5xx errors are logged with their stack, never sent. The body is
+ * serialized here, not by the route's response schemas: those describe the route's own answers.
+ */
 export function sendError(
   error: unknown,
   request: FastifyRequest,
@@ -55,9 +64,9 @@ export function sendError(
   if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
   return reply
     .code(appError.status)
-    .headers(appError.headers)
+    .headers({ ...ERROR_HEADERS, ...appError.headers })
     .type('application/json; charset=utf-8')
-    .send(toErrorResponse(appError, docsUrl(request, publicUrl)));
+    .send(JSON.stringify(toErrorResponse(appError, docsUrl(publicUrl))));
 }
 
 const METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -76,8 +85,9 @@ export const errorHandling = fp<ErrorHandlingOptions>(async (app: FastifyInstanc
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '/';
     const allowed = METHODS.filter((method) => routes.find(method, path) !== null);
+    // A route that takes this method found nothing (a missing file under a wildcard): 404, not 405.
     const error =
-      allowed.length > 0
+      allowed.length > 0 && !allowed.includes(request.method as HTTPMethod)
         ? AppError.of(ErrorKinds.METHOD_NOT_ALLOWED, {
             developerReason: `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`,
             headers: { allow: allowed.join(', ') },
@@ -89,21 +99,47 @@ export const errorHandling = fp<ErrorHandlingOptions>(async (app: FastifyInstanc
   });
 });
 
-/**
- * Node's own answer to a request it cannot parse at all (bad request line, oversized headers), written
- * raw because no Fastify request exists yet.
- */
-export function clientErrorHandler(error: ConnectionError, socket: Socket): void {
-  if (!socket.writable) return;
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const appError = AppError.of(ErrorKinds.BAD_REQUEST, {
-    status: tooLarge ? 431 : 400,
-    cause: tooLarge ? 'Request headers too large' : 'Bad request',
-    developerReason: tooLarge ? 'the request headers are too large' : 'the request is not valid HTTP',
+/** Node's errors for a client that sent too little in time: headers or body stalled past their limit. */
+const TIMED_OUT = new Set(['ERR_HTTP_REQUEST_TIMEOUT']);
+
+function clientProblem(error: ConnectionError): AppError {
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    return AppError.of(ErrorKinds.BAD_REQUEST, {
+      status: 431,
+      cause: 'Request headers too large',
+      developerReason: 'the request headers are too large',
+    });
+  }
+  if (error.code && TIMED_OUT.has(error.code)) {
+    return AppError.of(ErrorKinds.REQUEST_TIMEOUT, {
+      developerReason: 'the request headers and body must arrive within the request timeout',
+    });
+  }
+  return AppError.of(ErrorKinds.BAD_REQUEST, {
+    cause: 'Bad request',
+    developerReason: 'the request is not valid HTTP',
   });
-  const body = JSON.stringify(toErrorResponse(appError, '/docs'));
-  socket.end(
-    `HTTP/1.1 ${appError.status} ${appError.summary}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `API-Version: ${API_VERSION}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
+}
+
+/**
+ * Node's own answer to a request it cannot parse at all (bad request line, oversized headers) or that
+ * stalled (headers or body not in within their time), written raw because no Fastify request exists yet,
+ * or its handler is still waiting for the body. It answers only while nothing of a response has been
+ * written on the connection, then closes it.
+ */
+export function clientErrorHandler(publicUrl: string | undefined) {
+  return function answerClientError(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (socket.writable && !inFlight?.headersSent) {
+      const appError = clientProblem(error);
+      this.log.info({ code: error.code, status: appError.status }, 'client error answered');
+      const body = JSON.stringify(toErrorResponse(appError, docsUrl(publicUrl)));
+      socket.write(
+        `HTTP/1.1 ${appError.status} ${appError.summary}\r\nConnection: close\r\n` +
+          `Content-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n` +
+          `API-Version: ${API_VERSION}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    }
+    socket.destroySoon();
+  };
 }

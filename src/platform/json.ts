@@ -34,12 +34,46 @@ export function jsonEnvelope(prefix: string) {
   };
 }
 
+const OPEN_BRACKET = 0x5b;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACKET = 0x5d;
+const CLOSE_BRACE = 0x7d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `maxDepth`, found in one pass without recursion
+ * (brackets inside strings do not count). The parser and every walk over the parsed value recurse, so a
+ * body is measured before anything else touches it.
+ */
+function nestsDeeperThan(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const char = text.charCodeAt(index);
+    if (inString) {
+      if (char === BACKSLASH) index++;
+      else if (char === QUOTE) inString = false;
+    } else if (char === QUOTE) inString = true;
+    else if (char === OPEN_BRACKET || char === OPEN_BRACE) {
+      if (++depth > maxDepth) return true;
+    } else if (char === CLOSE_BRACKET || char === CLOSE_BRACE) depth--;
+  }
+  return false;
+}
+
 /**
  * Parses a JSON request body without losing 64-bit integers. An empty body is "no body" (GETs that send
- * `Content-Type: application/json` with nothing); duplicate keys and `__proto__` keys are refused.
+ * `Content-Type: application/json` with nothing); nesting deeper than `maxDepth`, duplicate keys and
+ * `__proto__` keys are refused.
  */
-export function parseJsonBody(text: string): unknown {
+export function parseJsonBody(text: string, maxDepth: number): unknown {
   if (text.trim() === '') return undefined;
+  if (nestsDeeperThan(text, maxDepth)) {
+    throw AppError.of(ErrorKinds.BODY_TOO_DEEP, {
+      developerReason: `body arrays and objects are nested more than ${maxDepth} levels deep`,
+    });
+  }
   let value: unknown;
   try {
     value = parse(text, null, parseNumber);
@@ -59,11 +93,15 @@ export function parseJsonBody(text: string): unknown {
 }
 
 /** `__proto__` as a key is harmless until some code copies the object with Object.assign or a spread. */
-function hasProtoKey(value: unknown): boolean {
-  if (Array.isArray(value)) return value.some(hasProtoKey);
-  if (value === null || typeof value !== 'object') return false;
-  if (Object.hasOwn(value, '__proto__')) return true;
-  return Object.values(value).some(hasProtoKey);
+function hasProtoKey(root: unknown): boolean {
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (value === null || typeof value !== 'object') continue;
+    if (!Array.isArray(value) && Object.hasOwn(value, '__proto__')) return true;
+    for (const inner of Object.values(value)) pending.push(inner);
+  }
+  return false;
 }
 
 /**

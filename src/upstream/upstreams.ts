@@ -27,6 +27,8 @@ export interface UpstreamSettings {
   readonly breakerCooldownMs: number;
   /** Kept-alive connections per upstream origin. */
   readonly connections: number;
+  /** The share of the key's budget one owner may spend per window, in percent. */
+  readonly ownerSharePercent: number;
 }
 
 export interface Upstreams {

@@ -15,6 +15,7 @@ function assertErrorResponse(
   assert.match(String(reply.headers['content-type']), /^application\/json/);
   assert.equal(reply.headers['api-version'], '4.0');
   assert.ok(reply.headers['x-request-id']);
+  assert.equal(reply.headers['cache-control'], 'no-store', 'an error is never kept by a cache');
   const body = JSON.parse(reply.body);
   assert.deepEqual(Object.keys(body).sort(), [
     'cause',
@@ -222,6 +223,40 @@ describe('error model', () => {
         payload,
       });
       assert.equal(reply.statusCode, 200);
+    }
+  });
+
+  it('never builds links from the Host header: relative without PUBLIC_URL', async () => {
+    for (const host of ['evil.example/phish?x=', 'evil.example', 'localhost:80']) {
+      const reply = await app.inject({ method: 'GET', url: '/nowhere', headers: { host } });
+      const body = assertErrorResponse(reply, 404, ['ROUTE_NOT_FOUND']);
+      assert.equal(body.documentation, '/docs#error-ROUTE_NOT_FOUND', host);
+    }
+  });
+
+  it('builds links from PUBLIC_URL when it is set, whatever the Host header says', async (t) => {
+    const { app: public_ } = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.example.com/' } });
+    const reply = await public_.inject({ method: 'GET', url: '/nowhere', headers: { host: 'evil.example' } });
+    const body = assertErrorResponse(reply, 404, ['ROUTE_NOT_FOUND']);
+    assert.equal(body.documentation, 'https://api.example.com/docs#error-ROUTE_NOT_FOUND');
+  });
+
+  it('refuses JSON nested deeper than the limit with 400 BODY_TOO_DEEP, unauthenticated, at any depth', async (t) => {
+    const { app: roomy } = await buildTestApp(t, { env: { BODY_LIMIT_BYTES: String(1024 * 1024) } });
+    for (const levels of [1000, 8600, 100_000]) {
+      for (const payload of [
+        `${'['.repeat(levels)}${']'.repeat(levels)}`,
+        `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`,
+      ]) {
+        const reply = await roomy.inject({
+          method: 'POST',
+          url: '/auth/refresh',
+          headers: { 'content-type': 'application/json' },
+          payload,
+        });
+        const body = assertErrorResponse(reply, 400, ['BODY_TOO_DEEP']);
+        assert.match(body.extra[0].developer_reason, /nested more than 64 levels/);
+      }
     }
   });
 

@@ -37,6 +37,23 @@ describe('OpenAPI and docs', () => {
     assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
   });
 
+  it('answers a missing file of the explorer with 404, a present one with 200', async () => {
+    for (const url of [
+      '/docs/ui/static/nope.js',
+      '/docs/ui/nope.js',
+      '/docs/ui/static/../../../etc/passwd',
+    ]) {
+      const reply = await app.inject({ method: 'GET', url });
+      assert.equal(reply.statusCode, 404, `${url}: ${reply.body}`);
+      assert.equal(reply.json().extra[0].name, 'ROUTE_NOT_FOUND');
+      assert.equal(reply.headers.allow, undefined);
+    }
+    const present = await app.inject({ method: 'GET', url: '/docs/ui/static/swagger-ui.css' });
+    assert.equal(present.statusCode, 200);
+    const wrongMethod = await app.inject({ method: 'POST', url: '/docs/ui/static/nope.js' });
+    assert.equal(wrongMethod.statusCode, 405, 'a method the path never takes is still 405');
+  });
+
   it('serves a docs page listing the endpoints and every error with its anchor', async () => {
     const reply = await app.inject({ method: 'GET', url: '/docs' });
     assert.equal(reply.statusCode, 200);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { AppError } from '../../src/platform/errors.js';
 import { parseJsonBody } from '../../src/platform/json.js';
 import { MAX_SNOWFLAKE, Snowflake, SnowflakeOut } from '../../src/platform/snowflake.js';
 import { buildTestApp, suiteScope } from '../helpers/build-test-app.js';
@@ -9,7 +10,7 @@ import { buildTestApp, suiteScope } from '../helpers/build-test-app.js';
 describe('exact JSON', () => {
   describe('parseJsonBody', () => {
     it('keeps integers beyond 2^53 as their exact digits', () => {
-      assert.deepEqual(parseJsonBody('{"id": 18446744073709551615, "n": 12, "f": 1.5}'), {
+      assert.deepEqual(parseJsonBody('{"id": 18446744073709551615, "n": 12, "f": 1.5}', 64), {
         id: '18446744073709551615',
         n: 12,
         f: 1.5,
@@ -17,14 +18,32 @@ describe('exact JSON', () => {
     });
 
     it('treats an empty body as no body', () => {
-      assert.equal(parseJsonBody(''), undefined);
-      assert.equal(parseJsonBody('  \n'), undefined);
+      assert.equal(parseJsonBody('', 64), undefined);
+      assert.equal(parseJsonBody('  \n', 64), undefined);
     });
 
     it('refuses duplicate keys and __proto__ at any depth', () => {
-      assert.throws(() => parseJsonBody('{"a":1,"a":2}'), /Malformed JSON/);
-      assert.throws(() => parseJsonBody('{"a":[{"b":{"__proto__":{"polluted":true}}}]}'), /__proto__/);
+      assert.throws(() => parseJsonBody('{"a":1,"a":2}', 64), /Malformed JSON/);
+      assert.throws(() => parseJsonBody('{"a":[{"b":{"__proto__":{"polluted":true}}}]}', 64), /__proto__/);
       assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    });
+
+    it('refuses nesting deeper than the limit before parsing, at any depth, without recursion', () => {
+      const nested = (depth: number) => `${'[{"a":'.repeat(depth)}1${'}]'.repeat(depth)}`;
+      assert.deepEqual(parseJsonBody(nested(16), 32), parseJsonBody(nested(16), 64));
+      for (const depth of [17, 1000, 8600, 100_000, 1_000_000]) {
+        assert.throws(
+          () => parseJsonBody(nested(depth), 32),
+          (error: unknown) => error instanceof AppError && error.problems[0]?.kind.name === 'BODY_TOO_DEEP',
+          `depth ${depth * 2}`,
+        );
+      }
+    });
+
+    it('counts only structure, not brackets inside strings', () => {
+      const text = JSON.stringify({ a: '[[[[[[[[{{{{{{{{', b: ['\\"[[[['] });
+      assert.deepEqual(parseJsonBody(text, 2), { a: '[[[[[[[[{{{{{{{{', b: ['\\"[[[['] });
+      assert.throws(() => parseJsonBody('{"a":[[1]]}', 2), /nested/);
     });
   });
 

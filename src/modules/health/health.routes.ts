@@ -1,11 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Registry } from 'prom-client';
+import { requireStaticBearer } from '../../platform/auth/static-token-guard.js';
 import { errorResponses } from '../../platform/error-response.js';
 import { HealthSchema, MetricsSchema, ReadySchema } from './health.schemas.js';
 import type { HealthService } from './health.service.js';
 
+/** `/health`, `/ready`, and `/metrics`: public, or behind `metricsToken` when one is configured. */
 export const healthRoutes =
-  (service: HealthService, metrics: Registry): FastifyPluginAsyncTypebox =>
+  (service: HealthService, metrics: Registry, metricsToken: string | undefined): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/health',
@@ -36,12 +38,15 @@ export const healthRoutes =
     app.get(
       '/metrics',
       {
+        ...(metricsToken ? { preHandler: requireStaticBearer(metricsToken) } : {}),
         schema: {
           tags: ['Operations'],
           operationId: 'getMetrics',
           summary: 'Prometheus metrics: requests by route and status, latency histograms, process metrics',
+          description:
+            'Public unless METRICS_TOKEN is set (the production setting): then it needs `Authorization: Bearer <METRICS_TOKEN>`.',
           produces: ['text/plain'],
-          response: { 200: MetricsSchema },
+          response: { 200: MetricsSchema, ...(metricsToken ? errorResponses(401) : {}) },
         },
       },
       async (_request, reply) => {

@@ -1,4 +1,5 @@
 import { AppError, ErrorKinds, type Problem } from '../../platform/errors.js';
+import type { Logger } from '../../platform/logger.js';
 
 /** The instance can serve: every dependency checked answered. */
 export interface Readiness {
@@ -13,8 +14,11 @@ export interface HealthService {
   readiness(): Promise<Readiness>;
 }
 
-/** Runs every probe at once; any failure makes the instance not ready, naming each failing dependency. */
-export function createHealthService(probes: Readonly<Record<string, Probe>>): HealthService {
+/**
+ * Runs every probe at once; any failure makes the instance not ready, naming each failing dependency. The
+ * answer names the dependency only: why it failed (a driver's message, a host name) goes to the log.
+ */
+export function createHealthService(probes: Readonly<Record<string, Probe>>, log: Logger): HealthService {
   return {
     async readiness() {
       const names = Object.keys(probes);
@@ -22,10 +26,12 @@ export function createHealthService(probes: Readonly<Record<string, Probe>>): He
       const problems: Problem[] = [];
       outcomes.forEach((outcome, index) => {
         if (outcome.status === 'rejected') {
+          const dependency = names[index];
+          log.warn({ err: outcome.reason, dependency }, 'readiness check failed');
           problems.push({
             kind: ErrorKinds.DEPENDENCY_UNAVAILABLE,
-            reason: `${names[index]} is unavailable`,
-            developerReason: `${names[index]} check failed: ${(outcome.reason as Error)?.message ?? outcome.reason}`,
+            reason: `${dependency} is unavailable`,
+            developerReason: `${dependency} does not answer; the service log says why`,
           });
         }
       });

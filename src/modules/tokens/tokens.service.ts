@@ -1,7 +1,7 @@
 import { bearerChallenge } from '../../platform/auth/auth-errors.js';
 import type { Grant } from '../../platform/auth/grants.js';
 import type { Authenticator, Principal } from '../../platform/auth/principal.js';
-import type { TokenCodec } from '../../platform/auth/token-codec.js';
+import type { TokenClaims, TokenCodec } from '../../platform/auth/token-codec.js';
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
 import { createTokensRepository, type NewToken, type TokenRecord } from './tokens.repository.js';
@@ -67,10 +67,17 @@ export function createTokensService({
     };
   }
 
-  /** The token's record, which must exist and not be revoked. */
-  async function usableRecord(jti: string): Promise<TokenRecord> {
-    const record = await repository.find(jti);
+  /**
+   * The record of the token whose claims these are, which must exist, say what the claims say (a token
+   * signed with a leaked key but claiming another owner, expiry or grants is not the one issued), and not
+   * be revoked.
+   */
+  async function usableRecord(claims: TokenClaims): Promise<TokenRecord> {
+    const record = await repository.find(claims.jti);
     if (!record) throw unauthorized(ErrorKinds.TOKEN_INVALID, 'the token was not issued by this service');
+    if (!claimsMatch(claims, record)) {
+      throw unauthorized(ErrorKinds.TOKEN_INVALID, 'the token does not say what was issued under its id');
+    }
     if (record.revokedAt !== null) {
       throw unauthorized(ErrorKinds.TOKEN_REVOKED, 'the token has been revoked; ask for a new one');
     }
@@ -110,7 +117,7 @@ export function createTokensService({
           developerReason: `expires_at must be the token's expiry, ${new Date(claims.expiresAt * 1000).toISOString()}, or be left out`,
         });
       }
-      const record = await usableRecord(claims.jti);
+      const record = await usableRecord(claims);
       if (record.rotatedAt !== null) return reuseDetected(record);
       const { jti, claims: next, issued } = await sign(record, settings.tokenTtlSeconds);
       const successor: NewToken = {
@@ -131,7 +138,7 @@ export function createTokensService({
       });
       if (rotated) return issued;
       // A concurrent request exchanged (or revoked) the token between our read and our update.
-      return reuseDetected(await usableRecord(record.jti));
+      return reuseDetected(await usableRecord(claims));
     },
 
     async revoke(jti) {
@@ -141,8 +148,21 @@ export function createTokensService({
 
     async authenticate(token): Promise<Principal> {
       const claims = await codec.verify(token, { now: now() });
-      const record = await usableRecord(claims.jti);
+      const record = await usableRecord(claims);
       return { owner: record.owner, grants: new Set(record.grants), jti: record.jti };
     },
   };
+}
+
+/**
+ * Whether a token's claims are those its record was issued with: owner, grants (the scope is written in the
+ * order the record keeps them), issue and expiry times.
+ */
+function claimsMatch(claims: TokenClaims, record: TokenRecord): boolean {
+  return (
+    claims.owner === record.owner &&
+    claims.issuedAt * 1000 === record.issuedAt &&
+    claims.expiresAt * 1000 === record.expiresAt &&
+    claims.grants.join(' ') === record.grants.join(' ')
+  );
 }

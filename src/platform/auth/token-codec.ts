@@ -123,7 +123,12 @@ export function createTokenCodec(secret: string, settings: TokenCodecSettings): 
   };
 }
 
+/** The jti this service writes (`randomUUID()`): anything else was not issued here, and is never looked up. */
+const ISSUED_JTI = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 function toClaims(payload: JWTPayload): TokenClaims {
+  if (typeof payload.jti !== 'string' || !ISSUED_JTI.test(payload.jti))
+    throw invalidToken('the token id (jti) is not one this service issues');
   const owner = parseSnowflake(payload.sub);
   if (owner === undefined) throw invalidToken('the token subject is not an owner ID');
   if (typeof payload.scope !== 'string') throw invalidToken('the token scope is not a string');
@@ -132,7 +137,7 @@ function toClaims(payload: JWTPayload): TokenClaims {
   return {
     owner,
     grants,
-    jti: String(payload.jti),
+    jti: payload.jti,
     issuedAt: Number(payload.iat),
     expiresAt: Number(payload.exp),
   };

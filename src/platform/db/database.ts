@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
@@ -22,7 +22,7 @@ const PG_INT8_OID = 20;
 /** Opens the configured database. Nothing connects before this is called; `db.destroy()` closes it. */
 export function createDatabase(settings: DatabaseSettings): Database {
   if (settings.dialect === 'sqlite') {
-    if (settings.path !== ':memory:') mkdirSync(dirname(settings.path), { recursive: true });
+    if (settings.path !== ':memory:') createPrivately(settings.path);
     const connection = new SQLite(settings.path);
     connection.pragma('journal_mode = WAL');
     // FULL makes every acknowledged commit survive a power cut, not only a process crash.
@@ -42,6 +42,16 @@ export function createDatabase(settings: DatabaseSettings): Database {
     },
   });
   return new Kysely<object>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/**
+ * Creates the database file (and its directory) readable by the service's user only, before SQLite opens
+ * it: SQLite gives its WAL and shared-memory files the database file's permissions. An existing file is
+ * left as its owner set it.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
 }
 
 /** Prepared statements kept per connection: queries are few and repeat (a token check on every request). */

@@ -16,27 +16,36 @@ describeEachBackend('health', (backend) => {
     assert.deepEqual(ready.json(), { status: 'ready', checks: { database: 'ok', migrations: 'ok' } });
   });
 
-  it('is not ready, with an ErrorResponse naming the dependency, when one is unreachable', async (t) => {
+  it('is not ready, with an ErrorResponse naming the dependency only, when one is unreachable', async (t) => {
     // Port 1 on loopback: nothing listens there, so the connection is refused at once.
-    const { app } = await buildTestApp(t, { backend, env: { REDIS_URL: 'redis://127.0.0.1:1' } });
+    const { app, logs } = await buildTestApp(t, { backend, env: { REDIS_URL: 'redis://127.0.0.1:1' } });
     const ready = await app.inject({ method: 'GET', url: '/ready' });
     assert.equal(ready.statusCode, 503);
     const body = ready.json();
     assert.equal(body.success, false);
     assert.equal(body.cause, 'Not ready');
     assert.deepEqual(
-      body.extra.map((problem: { name: string; reason: string }) => [problem.name, problem.reason]),
-      [['DEPENDENCY_UNAVAILABLE', 'redis is unavailable']],
+      body.extra.map((problem: { name: string; reason: string; developer_reason: string }) => [
+        problem.name,
+        problem.reason,
+        problem.developer_reason,
+      ]),
+      [['DEPENDENCY_UNAVAILABLE', 'redis is unavailable', 'redis does not answer; the service log says why']],
     );
+    const logged = logs.lines.find((line) => line.msg === 'readiness check failed');
+    assert.equal(logged?.dependency, 'redis', 'the details are in the log');
+    assert.ok((logged?.err as { message?: string })?.message, 'with the driver message');
   });
 
-  it('is not ready while migrations are pending', async (t) => {
-    const { app } = await buildTestApp(t, { backend, migrate: false });
+  it('is not ready while migrations are pending, and logs which', async (t) => {
+    const { app, logs } = await buildTestApp(t, { backend, migrate: false });
     const ready = await app.inject({ method: 'GET', url: '/ready' });
     assert.equal(ready.statusCode, 503);
     const [problem] = ready.json().extra;
     assert.equal(problem.reason, 'migrations is unavailable');
-    assert.match(problem.developer_reason, /not applied: 0001-tokens/);
+    assert.doesNotMatch(problem.developer_reason, /0001-tokens/);
+    const logged = logs.lines.find((line) => line.msg === 'readiness check failed');
+    assert.match(String((logged?.err as { message?: string })?.message), /not applied: 0001-tokens/);
   });
 
   it('counts requests by route and status in /metrics', async (t) => {
@@ -54,6 +63,31 @@ describeEachBackend('health', (backend) => {
       /http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/health",status="200"\}/,
     );
     assert.match(metrics.body, /process_resident_memory_bytes/);
+  });
+
+  it('protects /metrics with METRICS_TOKEN when it is set', async (t) => {
+    const metricsToken = 'scrape-me-0123456789abcdef';
+    const { app } = await buildTestApp(t, { backend, env: { METRICS_TOKEN: metricsToken } });
+    const scrape = (authorization?: string) =>
+      app.inject({ method: 'GET', url: '/metrics', headers: authorization ? { authorization } : {} });
+    const missing = await scrape();
+    assert.equal(missing.statusCode, 401);
+    assert.equal(missing.json().extra[0].name, 'TOKEN_MISSING');
+    assert.match(String(missing.headers['www-authenticate']), /^Bearer /);
+    for (const wrong of [`Bearer ${metricsToken}x`, 'Bearer short', `Basic ${metricsToken}`]) {
+      const refused = await scrape(wrong);
+      assert.equal(refused.statusCode, 401, wrong);
+      assert.equal(refused.json().extra[0].name, 'TOKEN_INVALID', wrong);
+      assert.doesNotMatch(refused.body, /upstream_budget_remaining|scrape-me/);
+    }
+    const scraped = await scrape(`Bearer ${metricsToken}`);
+    assert.equal(scraped.statusCode, 200);
+    assert.match(scraped.body, /http_requests_total/);
+    assert.equal(
+      (await app.inject({ method: 'GET', url: '/health' })).statusCode,
+      200,
+      'health stays public',
+    );
   });
 });
 

@@ -166,6 +166,35 @@ describeEachBackend('tokens', (backend) => {
     }
   });
 
+  it('refuses a well-signed token whose jti is malformed or whose claims differ from its record', async (t) => {
+    const { app, config, refresh, whoami } = await setup(t, backend);
+    const genuine = await testTokens(app, config).issue(7n, ['player:read']);
+    const claims = decodeJwt(genuine.token);
+    const sign = (overrides: Record<string, unknown>) =>
+      new SignJWT({ ...claims, ...overrides })
+        .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
+        .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+    const altered: Record<string, Record<string, unknown>> = {
+      'a NUL byte in the jti': { jti: `${claims.jti}\u0000` },
+      'a jti that is not a UUID': { jti: "x' or '1'='1" },
+      'an upper-case jti': { jti: String(claims.jti).toUpperCase() },
+      'another owner': { sub: '8' },
+      'a later expiry': { exp: Number(claims.exp) + 3600 },
+      'more grants': { scope: 'player:read applications:review' },
+      'another issue time': { iat: Number(claims.iat) - 10 },
+    };
+    for (const [what, overrides] of Object.entries(altered)) {
+      const token = await sign(overrides);
+      const used = await whoami(token);
+      assert.equal(used.statusCode, 401, `${what}: ${used.body}`);
+      assert.equal(problemName(used), 'TOKEN_INVALID', what);
+      const refreshed = await refresh({ token });
+      assert.equal(refreshed.statusCode, 401, `${what}: ${refreshed.body}`);
+      assert.equal(problemName(refreshed), 'TOKEN_INVALID', what);
+    }
+    assert.equal((await whoami(genuine.token)).statusCode, 200, 'the genuine token still works');
+  });
+
   it('answers a malformed refresh body with 400', async (t) => {
     const { refresh } = await setup(t, backend);
     const cases: [unknown, string][] = [

@@ -1,0 +1,27 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { AppError, ErrorKinds } from '../errors.js';
+import { bearerChallenge, invalidToken } from './auth-errors.js';
+
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/**
+ * A route guard for one fixed secret (a scraper's token, say), sent as `Authorization: Bearer <secret>`.
+ * The comparison takes the same time whatever the guess (digests of equal length, compared in constant
+ * time), so the secret cannot be found a byte at a time.
+ */
+export function requireStaticBearer(secret: string): preHandlerAsyncHookHandler {
+  const expected = digest(secret);
+  return async function guard(request: FastifyRequest) {
+    const header = request.headers.authorization;
+    if (!header) {
+      throw AppError.of(ErrorKinds.TOKEN_MISSING, {
+        developerReason: 'send the token in an Authorization: Bearer <token> header',
+        headers: bearerChallenge(),
+      });
+    }
+    const given = /^Bearer +(\S+) *$/i.exec(header)?.[1];
+    if (!given || !timingSafeEqual(digest(given), expected))
+      throw invalidToken("the token is not this endpoint's");
+  };
+}

@@ -43,6 +43,7 @@ const EnvSchema = Type.Object({
   }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   DATABASE_CONNECT_TIMEOUT_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 30 }),
+  DATABASE_POOL_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 5000 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
   REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_-]{0,64}$', default: 'pds:' }),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
@@ -164,7 +165,12 @@ function toConfig(env: Env): Config {
     },
     database: env.DATABASE_URL.startsWith('sqlite:')
       ? { dialect: 'sqlite', path: env.DATABASE_URL.slice('sqlite:'.length) }
-      : { dialect: 'postgres', url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE },
+      : {
+          dialect: 'postgres',
+          url: env.DATABASE_URL,
+          poolSize: env.DATABASE_POOL_SIZE,
+          connectionTimeoutMs: env.DATABASE_POOL_CONNECT_TIMEOUT_MS,
+        },
     redisUrl: env.REDIS_URL,
     redisKeyPrefix: env.REDIS_KEY_PREFIX,
     dataDir: env.DATA_DIR,

@@ -31,7 +31,7 @@ export interface Infrastructure {
 }
 
 export async function createInfrastructure(config: Config, log: Logger): Promise<Infrastructure> {
-  const db = createDatabase(config.database);
+  const db = createDatabase(config.database, { log });
   const redis = config.redisUrl
     ? await connectRedis(config.redisUrl, `player-data-service:${config.redisKeyPrefix}`, log)
     : undefined;

@@ -19,7 +19,12 @@ describe('configuration', () => {
       PORT: '8080',
       TRUST_PROXY: 'true',
     });
-    assert.deepEqual(config.database, { dialect: 'postgres', url: 'postgres://u@h/db', poolSize: 10 });
+    assert.deepEqual(config.database, {
+      dialect: 'postgres',
+      url: 'postgres://u@h/db',
+      poolSize: 10,
+      connectionTimeoutMs: 5000,
+    });
     assert.equal(config.redisUrl, 'redis://h:6379');
     assert.equal(config.server.port, 8080);
     assert.equal(config.server.trustProxy, true);

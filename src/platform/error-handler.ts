@@ -2,14 +2,28 @@ import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { isDatabaseUnavailable } from './db/availability.js';
 import { ErrorResponseSchema, toErrorResponse } from './error-response.js';
 import { AppError, ErrorKinds } from './errors.js';
 import { API_VERSION } from './request-context.js';
 import { validationError } from './validation.js';
 
+/**
+ * How soon a client should try again when the database is out: a pool opens a new connection on the next
+ * request, so a dropped connection heals at once, and a restart takes seconds.
+ */
+const DATABASE_RETRY_AFTER_SECONDS = 2;
+
 /** Maps anything thrown while serving a request to the AppError it is answered with. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (isDatabaseUnavailable(error)) {
+    return AppError.of(ErrorKinds.DEPENDENCY_UNAVAILABLE, {
+      reason: 'The database is unavailable; try again shortly.',
+      developerReason: 'the database did not answer; retry after the Retry-After seconds',
+      headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+    });
+  }
   const fastifyError = error as Partial<FastifyError>;
   if (fastifyError.validation)
     return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { TEST_JWT_SECRET } from '../helpers/build-test-app.js';
 import { nodeArgs } from '../helpers/node-process.js';
 import { createTestDatabase } from '../helpers/test-database.js';
 
@@ -19,7 +20,15 @@ interface Running {
 /** Starts the service with a slow route as a child process; resolves once it listens. */
 async function startSlowServer(env: Record<string, string>): Promise<Running> {
   const child = spawn(process.execPath, nodeArgs('test/helpers/slow-server.ts'), {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    // A secret of its own, so that the service writes no secret file into the working directory.
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      JWT_SECRET: TEST_JWT_SECRET,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];

@@ -4,6 +4,8 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
+import type { Logger } from '../logger.js';
+import { StartupError } from '../startup-error.js';
 
 /**
  * The database, typed on no table: each repository sees it through its own tables only
@@ -13,27 +15,42 @@ export type Database = Kysely<object>;
 
 export type DatabaseSettings =
   | { readonly dialect: 'sqlite'; readonly path: string }
-  | { readonly dialect: 'postgres'; readonly url: string; readonly poolSize: number };
+  | {
+      readonly dialect: 'postgres';
+      readonly url: string;
+      readonly poolSize: number;
+      /** How long opening one connection may take before the request that needed it fails (503). */
+      readonly connectionTimeoutMs: number;
+    };
+
+export interface DatabaseOptions {
+  /** Told when a connection ends unexpectedly (the pool replaces it by itself); silent when not given. */
+  readonly log?: Pick<Logger, 'warn'>;
+}
 
 /** How long SQLite waits for another connection's write lock before it gives up. */
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
 const PG_INT8_OID = 20;
 
 /** Opens the configured database. Nothing connects before this is called; `db.destroy()` closes it. */
-export function createDatabase(settings: DatabaseSettings): Database {
+export function createDatabase(settings: DatabaseSettings, options: DatabaseOptions = {}): Database {
   if (settings.dialect === 'sqlite') {
-    if (settings.path !== ':memory:') createPrivately(settings.path);
-    const connection = new SQLite(settings.path);
-    connection.pragma('journal_mode = WAL');
-    // FULL makes every acknowledged commit survive a power cut, not only a process crash.
-    connection.pragma('synchronous = FULL');
-    connection.pragma('foreign_keys = ON');
-    connection.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    let connection: SQLite.Database;
+    try {
+      connection = openSqlite(settings.path);
+    } catch (error) {
+      throw new StartupError(`cannot open ${describeDatabase(settings)}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
     return new Kysely<object>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
   }
   const pool = new pg.Pool({
     connectionString: settings.url,
     max: settings.poolSize,
+    connectionTimeoutMillis: settings.connectionTimeoutMs,
+    // A peer that vanished without a word (a failover, a dropped route) is found out, not waited on.
+    keepAlive: true,
     // BIGINT columns hold epoch milliseconds and counts, all well inside a double's exact range;
     // 64-bit IDs are TEXT and never pass through here.
     types: {
@@ -41,7 +58,45 @@ export function createDatabase(settings: DatabaseSettings): Database {
         oid === PG_INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
+  survivesConnectionLoss(pool, options.log);
   return new Kysely<object>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/**
+ * A connection the server ends (a restart, a failover, `idle_session_timeout`, a pooler) is an `'error'`
+ * event: on the pool for an idle connection, on the connection itself while it is lent out. An `'error'`
+ * event nobody listens to ends the process, so both are listened to. The pool drops the connection and
+ * opens a new one when next asked; the request that was using it fails, and is answered 503.
+ */
+function survivesConnectionLoss(pool: pg.Pool, log: DatabaseOptions['log']): void {
+  // The error alone: the pool hangs the whole client (its connection parameters) on it.
+  const lost = (error: Error & { code?: string }) =>
+    log?.warn(
+      { err: { type: error.name, message: error.message, code: error.code } },
+      'database connection lost',
+    );
+  pool.on('error', lost);
+  pool.on('connect', (client) => client.on('error', lost));
+}
+
+function openSqlite(path: string): SQLite.Database {
+  if (path !== ':memory:') createPrivately(path);
+  const connection = new SQLite(path);
+  connection.pragma('journal_mode = WAL');
+  // FULL makes every acknowledged commit survive a power cut, not only a process crash.
+  connection.pragma('synchronous = FULL');
+  connection.pragma('foreign_keys = ON');
+  connection.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+  return connection;
+}
+
+/** The database as an operator knows it, without its password: `postgres://user@host:5432/db`, a file path. */
+export function describeDatabase(settings: DatabaseSettings): string {
+  if (settings.dialect === 'sqlite') return `the SQLite database ${settings.path}`;
+  const url = new URL(settings.url);
+  url.password = '';
+  url.search = '';
+  return `the database ${url.toString()}`;
 }
 
 /**

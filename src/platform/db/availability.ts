@@ -1,0 +1,82 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../logger.js';
+import { StartupError } from '../startup-error.js';
+import { type Database, type DatabaseSettings, describeDatabase, pingDatabase } from './database.js';
+
+/**
+ * PostgreSQL's codes for "the server cannot serve this connection now": connection exceptions (class 08),
+ * shutdowns (57P01 admin, 57P02 crash, 57P03 cannot connect now) and too many connections (53300).
+ */
+const PG_UNAVAILABLE_CODE = /^(08...|57P0[123]|53300)$/;
+/** The network's errors for a server that is not there. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+/** SQLite's: another connection holds the write lock past the busy timeout. */
+const SQLITE_UNAVAILABLE_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED']);
+/** node-postgres says these in words only, with no code. */
+const PG_CONNECTION_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Connection terminated due to connection timeout)/;
+
+/**
+ * Whether an error says the database cannot be reached or cannot serve right now (an outage to wait out,
+ * answered 503), rather than that a statement was wrong (a bug, answered 500).
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const { code, syscall } = error as { code?: unknown; syscall?: unknown };
+  if (typeof code === 'string') {
+    if (PG_UNAVAILABLE_CODE.test(code) || SQLITE_UNAVAILABLE_CODES.has(code)) return true;
+    // Only a socket's own system error (it names the call: connect, read, getaddrinfo): a client that hangs
+    // up mid-body is an ECONNRESET too ("aborted"), and is no outage of ours.
+    if (NETWORK_CODES.has(code) && typeof syscall === 'string') return true;
+  }
+  if (PG_CONNECTION_MESSAGES.test(error.message)) return true;
+  return error instanceof AggregateError && error.errors.some(isDatabaseUnavailable);
+}
+
+/** How long the start waits between two tries of the database. */
+const RETRY_INTERVAL_MS = 1000;
+
+/**
+ * Waits until the database answers, trying again every second (a log line each time) for at most
+ * `timeoutMs`; then fails with a StartupError naming the database and the last reason.
+ */
+export async function waitForDatabase(
+  db: Database,
+  settings: DatabaseSettings,
+  timeoutMs: number,
+  log: Pick<Logger, 'warn'>,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await pingDatabase(db);
+      return;
+    } catch (error) {
+      const last = Date.now() + RETRY_INTERVAL_MS > deadline;
+      if (last) {
+        throw new StartupError(
+          `cannot reach ${describeDatabase(settings)} (tried for ${Math.round(timeoutMs / 1000)} s): ${reasonOf(error)}`,
+          { cause: error },
+        );
+      }
+      // The reason in one line: an unreachable server is an expected wait at start, not a bug with a stack.
+      log.warn({ attempt, reason: reasonOf(error) }, 'database not reachable yet; trying again');
+      await sleep(RETRY_INTERVAL_MS);
+    }
+  }
+}
+
+/** An error's own words, one line, the best of an AggregateError's (which says nothing itself). */
+function reasonOf(error: unknown): string {
+  if (error instanceof AggregateError && error.errors[0]) return reasonOf(error.errors[0]);
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0] || 'no reason given';
+}

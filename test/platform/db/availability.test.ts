@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createConnection } from 'node:net';
+import { describe, it } from 'node:test';
+import { isDatabaseUnavailable } from '../../../src/platform/db/availability.js';
+
+/** An error as Node and the drivers make them: a message and the fields they set. */
+const errorWith = (message: string, fields: Record<string, unknown>) =>
+  Object.assign(new Error(message), fields);
+
+describe('isDatabaseUnavailable', () => {
+  it('is true for a server that is not there, shutting down, or refusing connections', async () => {
+    // A real refused connection, as the driver sees it.
+    const socket = createConnection({ host: '127.0.0.1', port: 1 });
+    const [refused] = await once(socket, 'error').catch((error) => [error]);
+    assert.equal(isDatabaseUnavailable(refused), true, String(refused));
+    assert.equal(isDatabaseUnavailable(errorWith('terminating connection', { code: '57P01' })), true);
+    assert.equal(isDatabaseUnavailable(errorWith('too many clients', { code: '53300' })), true);
+    assert.equal(isDatabaseUnavailable(errorWith('conn failure', { code: '08006' })), true);
+    assert.equal(isDatabaseUnavailable(new Error('Connection terminated unexpectedly')), true);
+    assert.equal(isDatabaseUnavailable(errorWith('database is locked', { code: 'SQLITE_BUSY' })), true);
+    assert.equal(isDatabaseUnavailable(new AggregateError([refused], '')), true);
+  });
+
+  it('is false for a wrong statement, a client that hung up, and anything else', () => {
+    assert.equal(isDatabaseUnavailable(errorWith('syntax error', { code: '42601' })), false);
+    assert.equal(isDatabaseUnavailable(errorWith('duplicate key', { code: '23505' })), false);
+    // Node's error for a request whose client closed the connection mid-body: no outage of the database.
+    assert.equal(isDatabaseUnavailable(errorWith('aborted', { code: 'ECONNRESET', statusCode: 400 })), false);
+    assert.equal(isDatabaseUnavailable(new Error('boom')), false);
+    assert.equal(isDatabaseUnavailable('ECONNREFUSED'), false);
+  });
+});

@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, it, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { buildTestApp, deferClose, type LogCapture } from '../helpers/build-test-app.js';
+import { testDatabaseUrl } from '../helpers/environment.js';
+import { startTcpProxy, throughProxy } from '../helpers/tcp-proxy.js';
+import { createTestDatabase } from '../helpers/test-database.js';
+import { addWhoamiRoute, bearer, issueToken } from '../helpers/tokens.js';
+
+/** Polls `check` until it holds, every 20 ms for at most `withinMs` (a wide bound: it shows nothing hangs). */
+async function eventually(check: () => Promise<boolean> | boolean, withinMs = 10_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms`);
+    await sleep(20);
+  }
+}
+
+/** A connection of the test's own to the same database and schema, for what the test does behind the app. */
+async function adminOf(t: TestContext, databaseUrl: string): Promise<pg.Client> {
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  deferClose(t, () => admin.end());
+  return admin;
+}
+
+/** The service on PostgreSQL, its connections named so that the test can find (and end) them. */
+async function appOnPostgres(t: TestContext, via?: (url: string) => string) {
+  const database = await createTestDatabase('postgres');
+  deferClose(t, () => database.drop());
+  const applicationName = `pds_outage_${randomBytes(6).toString('hex')}`;
+  const url = new URL(database.url);
+  url.searchParams.set('application_name', applicationName);
+  const databaseUrl = via ? via(url.toString()) : url.toString();
+  const test = await buildTestApp(t, { dialect: 'postgres', databaseUrl });
+  addWhoamiRoute(test.app, 'player:read');
+  const token = await issueToken(test.app, test.config);
+  const whoami = () => test.app.inject({ method: 'GET', url: '/test/whoami', headers: bearer(token) });
+  return { ...test, applicationName, adminUrl: database.url, token, whoami };
+}
+
+/** The 503 ErrorResponse of a request the database could not serve. */
+function assertDatabaseUnavailable(reply: {
+  statusCode: number;
+  headers: Record<string, unknown>;
+  body: string;
+}) {
+  assert.equal(reply.statusCode, 503, reply.body);
+  assert.ok(Number(reply.headers['retry-after']) >= 1, 'with Retry-After');
+  const body = JSON.parse(reply.body);
+  assert.equal(body.success, false);
+  assert.equal(body.code, 503);
+  assert.deepEqual(
+    body.extra.map((problem: { name: string }) => problem.name),
+    ['DEPENDENCY_UNAVAILABLE'],
+  );
+  assert.doesNotMatch(reply.body, /terminat|ECONN|pg_|postgres|127\.0\.0\.1/i, 'no driver detail');
+}
+
+/** Whether the reply is a 200; anything else must be the database's 503 (never a 500, never a dropped socket). */
+function servedOrUnavailable(reply: { statusCode: number; headers: Record<string, unknown>; body: string }) {
+  if (reply.statusCode !== 200) assertDatabaseUnavailable(reply);
+  return reply.statusCode === 200;
+}
+
+const lostConnectionLogged = (logs: LogCapture) =>
+  logs.lines.some((line) => line.msg === 'database connection lost' && line.level === 'warn');
+
+describe('PostgreSQL connection loss', {
+  skip: testDatabaseUrl ? false : 'TEST_DATABASE_URL is not set',
+  concurrency: true,
+}, () => {
+  it('survives the server ending idle connections, logs it, and serves on new ones', async (t) => {
+    const { app, logs, applicationName, adminUrl, whoami } = await appOnPostgres(t);
+    assert.equal((await whoami()).statusCode, 200);
+    const admin = await adminOf(t, adminUrl);
+    const { rows } = await admin.query(
+      'select pg_terminate_backend(pid) as ended from pg_stat_activity where application_name = $1',
+      [applicationName],
+    );
+    assert.ok(rows.length >= 1, 'the app had a connection to end');
+    await eventually(() => lostConnectionLogged(logs));
+    assert.equal((await whoami()).statusCode, 200, 'served on a new connection');
+    assert.equal((await app.inject({ method: 'GET', url: '/ready' })).statusCode, 200);
+  });
+
+  it('answers requests in flight when their connections end with 503 ErrorResponses, then recovers', async (t) => {
+    const { applicationName, adminUrl, whoami } = await appOnPostgres(t);
+    assert.equal((await whoami()).statusCode, 200);
+    const admin = await adminOf(t, adminUrl);
+    const observer = await adminOf(t, adminUrl);
+    // Hold the token table, so that the requests' token lookups wait on the lock: in flight, for sure.
+    await admin.query('begin');
+    await admin.query('lock table tokens in access exclusive mode');
+    const inFlight = Array.from({ length: 5 }, () => whoami());
+    await eventually(async () => {
+      const waiting = await observer.query(
+        "select count(*)::int as n from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'",
+        [applicationName],
+      );
+      return waiting.rows[0].n === 5;
+    });
+    await observer.query(
+      'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1',
+      [applicationName],
+    );
+    for (const reply of await Promise.all(inFlight)) assertDatabaseUnavailable(reply);
+    await admin.query('rollback');
+    // A connection whose server process is ending may still be lent once more (its last words arrive
+    // before its socket closes); that request is a 503 too, and the pool replaces the connection.
+    await eventually(async () => servedOrUnavailable(await whoami()));
+  });
+
+  it('answers 503 with Retry-After while PostgreSQL is unreachable, /ready says so, and recovers by itself', async (t) => {
+    const target = new URL(String(testDatabaseUrl));
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    deferClose(t, () => proxy.close());
+    const { app, logs, token, whoami } = await appOnPostgres(t, (url) => throughProxy(url, proxy));
+    assert.equal((await whoami()).statusCode, 200);
+
+    proxy.cut();
+    await eventually(() => lostConnectionLogged(logs));
+    for (let request = 0; request < 3; request++) assertDatabaseUnavailable(await whoami());
+    assertDatabaseUnavailable(await app.inject({ method: 'POST', url: '/auth/refresh', payload: { token } }));
+    const ready = await app.inject({ method: 'GET', url: '/ready' });
+    assert.equal(ready.statusCode, 503);
+    assert.deepEqual(
+      ready.json().extra.map((problem: { reason: string }) => problem.reason),
+      ['database is unavailable', 'migrations is unavailable'],
+    );
+
+    proxy.restore();
+    await eventually(async () => servedOrUnavailable(await whoami()));
+    assert.equal((await app.inject({ method: 'GET', url: '/ready' })).statusCode, 200);
+  });
+});

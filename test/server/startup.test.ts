@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { deferClose, TEST_JWT_SECRET } from '../helpers/build-test-app.js';
+import { testDatabaseUrl } from '../helpers/environment.js';
+import { nodeArgs } from '../helpers/node-process.js';
+import { startTcpProxy, throughProxy } from '../helpers/tcp-proxy.js';
+import { createTestDatabase } from '../helpers/test-database.js';
+
+interface Outcome {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The service (src/main.ts) as a process: what it says, and how it ends. */
+function startService(env: Record<string, string>) {
+  const child = spawn(process.execPath, nodeArgs('src/main.ts'), {
+    // A secret of its own, so that the service writes no secret file into the working directory.
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      JWT_SECRET: TEST_JWT_SECRET,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => {
+    stdout += text;
+  });
+  child.stderr.setEncoding('utf8').on('data', (text: string) => {
+    stderr += text;
+  });
+  const exited: Promise<Outcome> = once(child, 'exit').then(([code]) => ({ code, stdout, stderr }));
+  return {
+    exited,
+    /** Resolves once standard output matches; rejects if the process ends first. */
+    said: (pattern: RegExp) =>
+      new Promise<void>((resolve, reject) => {
+        const look = () => {
+          if (!pattern.test(stdout)) return;
+          child.stdout.off('data', look);
+          resolve();
+        };
+        child.stdout.on('data', look);
+        exited.then((outcome) => reject(new Error(`exited ${outcome.code} first: ${outcome.stderr}`)));
+        look();
+      }),
+    stop: () => child.kill('SIGTERM'),
+  };
+}
+
+/** A port nothing listens on: taken from the system, then given back. */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Exit 1 with exactly one line on stderr, and no stack trace anywhere. */
+function assertOneLineFailure(outcome: Outcome): string {
+  assert.equal(outcome.code, 1, outcome.stderr);
+  const lines = outcome.stderr.split('\n').filter(Boolean);
+  assert.equal(lines.length, 1, `one line on stderr, got:\n${outcome.stderr}`);
+  assert.doesNotMatch(`${outcome.stderr}${outcome.stdout}`, /\n\s+at |\\n\s+at /, 'no stack trace');
+  return lines[0] ?? '';
+}
+
+describe('start-up failures', { concurrency: true }, () => {
+  it('an unreachable database: retries with a log line per attempt, then one clear line and exit 1', async () => {
+    const port = await closedPort();
+    const outcome = await startService({
+      DATABASE_URL: `postgres://service:hunter2-secret@127.0.0.1:${port}/players`,
+      DATABASE_CONNECT_TIMEOUT_SECONDS: '2',
+    }).exited;
+    const line = assertOneLineFailure(outcome);
+    assert.match(
+      line,
+      new RegExp(`cannot reach the database postgres://service@127\\.0\\.0\\.1:${port}/players`),
+    );
+    assert.match(line, /ECONNREFUSED/);
+    assert.doesNotMatch(`${outcome.stderr}${outcome.stdout}`, /hunter2/, 'the password is never written');
+    const attempts = outcome.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((text) => JSON.parse(text))
+      .filter((entry) => entry.msg === 'database not reachable yet; trying again');
+    assert.ok(attempts.length >= 1, outcome.stdout);
+    assert.deepEqual(
+      attempts.map((entry) => entry.attempt),
+      attempts.map((_, index) => index + 1),
+    );
+  });
+
+  it('a port in use: one clear line naming the address, and exit 1', async (t) => {
+    const holder = createServer().listen(0, '127.0.0.1');
+    await once(holder, 'listening');
+    t.after(() => new Promise((resolve) => holder.close(resolve)));
+    const { port } = holder.address() as { port: number };
+    const database = await createTestDatabase('sqlite');
+    t.after(() => database.drop());
+    const outcome = await startService({ DATABASE_URL: database.url, PORT: String(port) }).exited;
+    const line = assertOneLineFailure(outcome);
+    assert.match(line, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use`));
+  });
+
+  it('a database file that cannot be created: one clear line naming it, and exit 1', async (t) => {
+    // Its "directory" is a file: no user, root included, can create it.
+    const scratch = mkdtempSync(join(tmpdir(), 'startup-'));
+    t.after(() => rmSync(scratch, { recursive: true, force: true }));
+    const notADirectory = join(scratch, 'a-file');
+    writeFileSync(notADirectory, '');
+    const path = join(notADirectory, 'service.sqlite');
+    const outcome = await startService({ DATABASE_URL: `sqlite:${path}` }).exited;
+    const line = assertOneLineFailure(outcome);
+    assert.ok(line.includes(`cannot open the SQLite database ${path}`), line);
+  });
+
+  it('a database that comes up within DATABASE_CONNECT_TIMEOUT_SECONDS: the service waits and starts', {
+    skip: testDatabaseUrl ? false : 'TEST_DATABASE_URL is not set',
+  }, async (t) => {
+    const target = new URL(String(testDatabaseUrl));
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    deferClose(t, () => proxy.close());
+    const database = await createTestDatabase('postgres');
+    deferClose(t, () => database.drop());
+    proxy.cut();
+    const service = startService({
+      DATABASE_URL: throughProxy(database.url, proxy),
+      DATABASE_CONNECT_TIMEOUT_SECONDS: '60',
+    });
+    await service.said(/database not reachable yet; trying again/);
+    proxy.restore();
+    await service.said(/Server listening at/);
+    service.stop();
+    const outcome = await service.exited;
+    assert.equal(outcome.code, 0, outcome.stderr);
+    assert.equal(outcome.stderr, '');
+  });
+});

@@ -7,6 +7,7 @@ import type { Grant } from './platform/auth/grants.js';
 import { requireGrant, requireOwnerOrGrant } from './platform/auth/route-guard.js';
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, errorHandling, sendError } from './platform/error-handler.js';
+import { crossOrigin } from './platform/http/cors.js';
 import { timeoutOptions } from './platform/http/timeouts.js';
 import { httpDocs } from './platform/http-docs.js';
 import { parseJsonBody, serializeJson } from './platform/json.js';
@@ -88,6 +89,9 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   const { publicUrl } = config.server;
   await app.register(requestContext);
   await app.register(errorHandling, { publicUrl });
+  // After requestContext, so that a preflight's answer carries API-Version and X-Request-Id too.
+  if (config.server.corsOrigins.length > 0)
+    await app.register(crossOrigin, { origins: config.server.corsOrigins });
   await app.register(httpMetrics, { registry: shared.metrics });
   await app.register(httpDocs);
   await app.register(rateLimiting, { redis: shared.redis, keyPrefix: config.redisKeyPrefix });

@@ -137,7 +137,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
   const given = { ...env };
   const problems = validateEnv(env) ? [] : (validateEnv.errors ?? []).map((error) => describe(error, given));
   problems.push(...secretProblems(given));
-  if (problems.length === 0) problems.push(...timeoutProblems(env as Env));
+  if (problems.length === 0) problems.push(...timeoutProblems(env as Env), ...corsProblems(env as Env));
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(toConfig(env as Env));
 }
@@ -161,7 +161,7 @@ function toConfig(env: Env): Config {
       },
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
       databaseConnectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_SECONDS * 1000,
-      corsOrigins: env.CORS_ORIGINS?.split(',').map((origin) => origin.trim().replace(/\/+$/, '')) ?? [],
+      corsOrigins: env.CORS_ORIGINS ? corsOriginsOf(env.CORS_ORIGINS) : [],
     },
     database: env.DATABASE_URL.startsWith('sqlite:')
       ? { dialect: 'sqlite', path: env.DATABASE_URL.slice('sqlite:'.length) }
@@ -233,6 +233,26 @@ function timeoutProblems(env: Env): string[] {
         `HEADERS_TIMEOUT_MS must not be more than REQUEST_TIMEOUT_MS (got ${env.HEADERS_TIMEOUT_MS} > ${env.REQUEST_TIMEOUT_MS})`,
       ]
     : [];
+}
+
+const corsOriginsOf = (value: string): string[] => value.split(',').map((origin) => origin.trim());
+
+/**
+ * Browsers send `Origin` serialized (lowercase scheme and host, no default port) and it is compared
+ * exactly, so an entry that is not its own serialization (`https://Example.com`, `https://x.com:443`, a
+ * user, query or fragment) would never match: refused, with what a browser would send.
+ */
+function corsProblems(env: Env): string[] {
+  if (env.CORS_ORIGINS === undefined || env.CORS_ORIGINS === '*') return [];
+  return corsOriginsOf(env.CORS_ORIGINS).flatMap((entry) => {
+    const origin = URL.canParse(entry) ? new URL(entry).origin : undefined;
+    if (origin === entry) return [];
+    return [
+      origin === undefined
+        ? `CORS_ORIGINS entry ${JSON.stringify(entry)} is not a valid origin (scheme://host[:port])`
+        : `CORS_ORIGINS entry ${JSON.stringify(entry)} is not an origin as a browser sends it: write ${origin} (lowercase, no default port, user, query or fragment)`,
+    ];
+  });
 }
 
 /** Variables whose values never appear in an error message. */

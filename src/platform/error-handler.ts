@@ -91,6 +91,8 @@ export const errorHandling = fp<ErrorHandlingOptions>(async (app: FastifyInstanc
   // A second router, fed the same routes, answers "which methods does this path take?".
   const routes = FindMyWay();
   app.addHook('onRoute', (route) => {
+    // The catch-all OPTIONS route of @fastify/cors answers preflights: no path takes OPTIONS for it.
+    if (route.method === 'OPTIONS' && route.url === '*') return;
     for (const method of [route.method].flat()) routes.on(method as HTTPMethod, route.url, () => undefined);
   });
 

@@ -134,5 +134,9 @@ export function createRedisBudget(
       const value = await redis.hget(key, 'remaining');
       return value === null ? undefined : Number(value);
     },
+    async limit() {
+      const value = await redis.hget(key, 'limit').catch(() => local.limit());
+      return value === null || value === undefined ? undefined : Number(value);
+    },
   };
 }

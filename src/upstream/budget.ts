@@ -20,6 +20,8 @@ export interface RateBudget {
   settle(ticket: string, observed: Observed): Promise<void>;
   /** Requests left in the current window, when known (for metrics). */
   remaining(): Promise<number | undefined>;
+  /** Requests the upstream allows per window, once known (configured, or learned from its answers). */
+  limit(): Promise<number | undefined>;
 }
 
 export interface BudgetGrant {
@@ -129,6 +131,9 @@ export function createMemoryBudget(options: BudgetOptions, clock: BudgetClock = 
     },
     async remaining() {
       return remaining;
+    },
+    async limit() {
+      return limit;
     },
   };
 }

@@ -1,8 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errors, Pool } from 'undici';
+import type { Logger } from '../platform/logger.js';
 import type { RateBudget } from './budget.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
-import { UpstreamFailure } from './upstream-failure.js';
+import type { OwnerQuota } from './owner-quota.js';
+import { CallerQuotaExceeded, UpstreamFailure } from './upstream-failure.js';
 import type { UpstreamMetrics, UpstreamOutcome } from './upstream-metrics.js';
 
 export interface UpstreamResponse {
@@ -21,17 +23,37 @@ export interface UpstreamClientOptions {
   readonly connections: number;
   readonly breaker: CircuitBreaker;
   readonly budget: RateBudget;
+  /** Each owner's share of the key, charged once per request made for an owner. */
+  readonly quota: OwnerQuota;
   readonly metrics: UpstreamMetrics;
+  readonly log: Logger;
+}
+
+export interface GetOptions {
+  /** The endpoint's label in metrics and logs. */
+  readonly endpoint: string;
+  readonly headers?: Record<string, string>;
+  /** Whose lookup this is: charged to their quota. Calls the service makes for itself name nobody. */
+  readonly owner?: string;
 }
 
 export interface UpstreamClient {
-  /** GETs `path`; any HTTP answer below 500 is returned, everything else becomes an UpstreamFailure. */
-  get(
-    path: string,
-    options: { endpoint: string; headers?: Record<string, string> },
-  ): Promise<UpstreamResponse>;
+  /**
+   * GETs `path` and reads the answer with `read`, which returns the value or throws an UpstreamFailure.
+   * A 5xx, a network error or a timeout is retried; what `read` refuses in a 2xx answer (not JSON, the
+   * wrong shape) counts as a failure of the upstream, like a 5xx, but is not retried.
+   */
+  get<T>(path: string, options: GetOptions, read: (response: UpstreamResponse) => T): Promise<T>;
   close(): Promise<void>;
 }
+
+/** Outcomes that count against the upstream for the circuit breaker. */
+const FAILED: ReadonlySet<UpstreamOutcome> = new Set([
+  'timeout',
+  'network_error',
+  'server_error',
+  'bad_response',
+]);
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
@@ -49,10 +71,19 @@ const header = (headers: UpstreamResponse['headers'], name: string): number | un
 export const resetSecondsOf = (headers: UpstreamResponse['headers']) =>
   header(headers, 'ratelimit-reset') ?? header(headers, 'retry-after');
 
+/** The metrics outcome of an answer `read` accepted, or refused (`refused`), by its status. */
+function outcomeOf(status: number, refused: unknown): UpstreamOutcome {
+  if (status === 429) return 'throttled';
+  if (status === 404) return 'not_found';
+  if (status >= 400) return 'client_error';
+  return refused ? 'bad_response' : 'ok';
+}
+
 /**
- * A pooled keep-alive client for one upstream. Each attempt takes from the rate budget and passes the
- * circuit breaker first; network errors, timeouts and 5xx are retried with jittered exponential backoff
- * (full jitter), 4xx never.
+ * A pooled keep-alive client for one upstream. A request passes the circuit breaker, is charged to its
+ * owner's quota, and each of its attempts takes from the key's rate budget; network errors, timeouts and
+ * 5xx are retried with jittered exponential backoff (full jitter), 4xx never. The breaker hears once per
+ * request how it ended, and a failed request is logged once, at warn, with its cause.
  */
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const url = new URL(options.baseUrl);
@@ -64,33 +95,41 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     bodyTimeout: options.timeoutMs,
     keepAliveTimeout: 30_000,
   });
-  const { name, breaker, budget, metrics } = options;
+  const { name, breaker, budget, quota, metrics, log } = options;
   metrics.watchBudget(name, () => budget.remaining());
-
-  async function attempt(
-    path: string,
-    endpoint: string,
-    headers: Record<string, string>,
-  ): Promise<UpstreamResponse> {
-    const admitted = breaker.admit();
-    if (!admitted.allowed) {
-      metrics.called(name, endpoint, 'circuit_open');
-      throw new UpstreamFailure(
-        'unavailable',
-        `${name} is failing; calls are paused`,
-        Math.ceil(admitted.retryAfterMs / 1000),
+  // Whether the budget refused the last take: its running out, and its coming back, are logged once each.
+  let budgetUsedUp = false;
+  const budgetWas = (usedUp: boolean, retryAfterMs = 0) => {
+    if (usedUp === budgetUsedUp) return;
+    budgetUsedUp = usedUp;
+    if (!usedUp) log.info({ upstream: name }, 'upstream budget available again');
+    else
+      log.warn(
+        { upstream: name, retryAfterSeconds: Math.ceil(retryAfterMs / 1000) },
+        'upstream budget used up; uncached lookups are refused until it resets',
       );
-    }
+  };
+
+  /** One attempt: the outcome it met is reported through `met` as soon as the upstream has answered. */
+  async function attempt<T>(
+    path: string,
+    { endpoint, headers = {} }: GetOptions,
+    read: (response: UpstreamResponse) => T,
+    met: (outcome: UpstreamOutcome) => void,
+  ): Promise<T> {
     const grant = await budget.take();
     if (!grant.granted) {
       metrics.called(name, endpoint, 'budget_denied');
+      budgetWas(true, grant.retryAfterMs);
       throw new UpstreamFailure(
         'throttled',
         `the ${name} rate limit is used up`,
         Math.ceil(grant.retryAfterMs / 1000),
       );
     }
+    budgetWas(false);
     const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
     let response: UpstreamResponse;
     try {
       const answer = await pool.request({
@@ -102,38 +141,22 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       response = { status: answer.statusCode, headers: answer.headers, body: await answer.body.text() };
     } catch (error) {
       await budget.settle(grant.ticket, {});
-      breaker.failed();
       const timedOut = isTimeout(error);
-      metrics.called(
-        name,
-        endpoint,
-        timedOut ? 'timeout' : 'network_error',
-        (performance.now() - started) / 1000,
-      );
+      met(timedOut ? 'timeout' : 'network_error');
+      metrics.called(name, endpoint, timedOut ? 'timeout' : 'network_error', seconds());
       throw timedOut
         ? new UpstreamFailure('timeout', `${name} did not answer in time`, undefined, true)
         : new UpstreamFailure('unavailable', `${name} cannot be reached`, 1, true);
     }
-    const throttled = response.status === 429;
     await budget.settle(grant.ticket, {
       limit: header(response.headers, 'ratelimit-limit'),
       remaining: header(response.headers, 'ratelimit-remaining'),
       resetSeconds: resetSecondsOf(response.headers),
-      throttled,
+      throttled: response.status === 429,
     });
-    const outcome: UpstreamOutcome =
-      response.status >= 500
-        ? 'server_error'
-        : throttled
-          ? 'throttled'
-          : response.status === 404
-            ? 'not_found'
-            : response.status >= 400
-              ? 'client_error'
-              : 'ok';
-    metrics.called(name, endpoint, outcome, (performance.now() - started) / 1000);
     if (response.status >= 500) {
-      breaker.failed();
+      met('server_error');
+      metrics.called(name, endpoint, 'server_error', seconds());
       throw new UpstreamFailure(
         'bad_gateway',
         `${name} answered with an error (${response.status})`,
@@ -141,19 +164,102 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         true,
       );
     }
-    breaker.succeeded();
-    return response;
+    let refused: unknown;
+    try {
+      return read(response);
+    } catch (error) {
+      refused = error;
+      throw error;
+    } finally {
+      const outcome = outcomeOf(response.status, refused);
+      met(outcome);
+      metrics.called(name, endpoint, outcome, seconds());
+    }
+  }
+
+  /** Charges `owner`'s quota, or throws their own 429 (the key may have budget left for others). */
+  async function charge(owner: string, endpoint: string): Promise<void> {
+    const taken = await quota.take(owner);
+    if (taken.allowed) return;
+    metrics.called(name, endpoint, 'quota_denied');
+    const { limit, windowSeconds, resetSeconds } = taken.status;
+    throw new CallerQuotaExceeded(limit, windowSeconds, resetSeconds);
+  }
+
+  /**
+   * The attempts of one request, retried as the rules say; the breaker and the log hear how it ended, and
+   * `sent` is called once something reached the upstream.
+   */
+  async function send<T>(
+    path: string,
+    getOptions: GetOptions,
+    read: (response: UpstreamResponse) => T,
+    sent: () => void,
+  ): Promise<T> {
+    // The last outcome the upstream gave; none while nothing was sent.
+    let outcome: UpstreamOutcome | undefined;
+    let attempts = 0;
+    const met = (latest: UpstreamOutcome) => {
+      outcome = latest;
+      attempts += 1;
+      sent();
+    };
+    for (let retry = 0; ; retry++) {
+      try {
+        const value = await attempt(path, getOptions, read, met);
+        breaker.succeeded();
+        return value;
+      } catch (error) {
+        const again = error instanceof UpstreamFailure && error.retryable && retry < options.retries;
+        if (again) {
+          await sleep(Math.random() * options.retryBaseMs * 2 ** retry);
+          continue;
+        }
+        if (outcome === undefined) {
+          // Nothing went out (the key's budget refused it): the breaker learnt nothing.
+          breaker.abandoned();
+          throw error;
+        }
+        if (FAILED.has(outcome)) breaker.failed();
+        else breaker.succeeded();
+        const { endpoint, owner } = getOptions;
+        log.warn(
+          { upstream: name, endpoint, outcome, attempts, owner, cause: (error as Error).message },
+          'upstream request failed',
+        );
+        throw error;
+      }
+    }
   }
 
   return {
-    async get(path, { endpoint, headers = {} }) {
-      for (let retry = 0; ; retry++) {
+    async get(path, getOptions, read) {
+      const { endpoint, owner } = getOptions;
+      const admitted = breaker.admit();
+      if (!admitted.allowed) {
+        metrics.called(name, endpoint, 'circuit_open');
+        throw new UpstreamFailure(
+          'unavailable',
+          `${name} is failing; calls are paused`,
+          Math.ceil(admitted.retryAfterMs / 1000),
+        );
+      }
+      if (owner !== undefined) {
         try {
-          return await attempt(path, endpoint, headers);
+          await charge(owner, endpoint);
         } catch (error) {
-          if (!(error instanceof UpstreamFailure && error.retryable) || retry >= options.retries) throw error;
-          await sleep(Math.random() * options.retryBaseMs * 2 ** retry);
+          breaker.abandoned();
+          throw error;
         }
+      }
+      let sent = false;
+      try {
+        return await send(path, getOptions, read, () => {
+          sent = true;
+        });
+      } finally {
+        // A lookup that sent nothing gives its charge back.
+        if (owner !== undefined) await quota.settle(owner, sent);
       }
     },
     close: () => pool.close(),

@@ -8,11 +8,12 @@ export interface HypixelPlayer {
   readonly displayName: string | undefined;
 }
 
+/** Each method's `owner` is whose lookup it is, charged to their share of the key (none: the service's own). */
 export interface HypixelClient {
   /** The player, or null for a UUID that never joined. */
-  player(uuid: string): Promise<HypixelPlayer | null>;
+  player(uuid: string, owner?: string): Promise<HypixelPlayer | null>;
   /** The SkyBlock profiles as a JSON array text (`[]` when the player has none). */
-  profiles(uuid: string): Promise<string>;
+  profiles(uuid: string, owner?: string): Promise<string>;
 }
 
 const NAME = 'hypixel';
@@ -23,38 +24,46 @@ export function createHypixelClient(http: UpstreamClient, apiKey: string | undef
     ? { 'api-key': apiKey, accept: 'application/json' }
     : { accept: 'application/json' };
 
-  async function fetchField(path: string, endpoint: string, field: string) {
-    const response = await http.get(path, { endpoint, headers });
-    refuseErrors(response);
-    const { value, serialize } = parseUpstreamJson(NAME, response.body);
-    if (!isObject(value) || value.success !== true || !(field in value)) {
-      throw new UpstreamFailure('bad_gateway', `${NAME} answered in an unexpected shape`);
-    }
-    return { field: value[field], serialize };
+  /** The answer's `field`, checked inside the request so that a wrong-shape 200 counts as a failure. */
+  function fetchField<T>(
+    path: string,
+    endpoint: string,
+    owner: string | undefined,
+    field: string,
+    check: (value: unknown, serialize: (part: unknown) => string) => T,
+  ): Promise<T> {
+    return http.get(path, { endpoint, headers, owner }, (response) => {
+      refuseErrors(response);
+      const { value, serialize } = parseUpstreamJson(NAME, response.body);
+      if (!isObject(value) || value.success !== true || !(field in value)) throw unexpectedShape();
+      return check(value[field], serialize);
+    });
   }
 
   return {
-    async player(uuid) {
-      const { field, serialize } = await fetchField(`/v2/player?uuid=${uuid}`, 'player', 'player');
-      if (field === null) return null;
-      if (!isObject(field))
-        throw new UpstreamFailure('bad_gateway', `${NAME} answered in an unexpected shape`);
-      const displayName = typeof field.displayname === 'string' ? field.displayname : undefined;
-      return { json: serialize(field), displayName };
-    },
-    async profiles(uuid) {
-      const { field, serialize } = await fetchField(
+    player: (uuid, owner) =>
+      fetchField(`/v2/player?uuid=${uuid}`, 'player', owner, 'player', (field, serialize) => {
+        if (field === null) return null;
+        if (!isObject(field)) throw unexpectedShape();
+        const displayName = typeof field.displayname === 'string' ? field.displayname : undefined;
+        return { json: serialize(field), displayName };
+      }),
+    profiles: (uuid, owner) =>
+      fetchField(
         `/v2/skyblock/profiles?uuid=${uuid}`,
         'skyblock_profiles',
+        owner,
         'profiles',
-      );
-      if (field === null) return '[]';
-      if (!Array.isArray(field))
-        throw new UpstreamFailure('bad_gateway', `${NAME} answered in an unexpected shape`);
-      return serialize(field);
-    },
+        (field, serialize) => {
+          if (field === null) return '[]';
+          if (!Array.isArray(field)) throw unexpectedShape();
+          return serialize(field);
+        },
+      ),
   };
 }
+
+const unexpectedShape = () => new UpstreamFailure('bad_gateway', `${NAME} answered in an unexpected shape`);
 
 function refuseErrors(response: UpstreamResponse): void {
   if (response.status === 200) return;

@@ -10,8 +10,8 @@ export interface MojangProfile {
 }
 
 export interface MojangClient {
-  /** The profile of a username, or null when no player has it. */
-  lookup(name: string): Promise<MojangProfile | null>;
+  /** The profile of a username, or null when no player has it; `owner` is charged as in HypixelClient. */
+  lookup(name: string, owner?: string): Promise<MojangProfile | null>;
 }
 
 const NAME = 'mojang';
@@ -19,32 +19,33 @@ const NAME = 'mojang';
 /** Mojang's profile API: `/users/profiles/minecraft/{name}`; unknown is 404 (older servers: 204). */
 export function createMojangClient(http: UpstreamClient): MojangClient {
   return {
-    async lookup(name) {
-      const response = await http.get(`/users/profiles/minecraft/${encodeURIComponent(name)}`, {
-        endpoint: 'profile_by_name',
-        headers: { accept: 'application/json' },
-      });
-      // Mojang says 400 for a name that cannot exist: for us, no such player either.
-      if (response.status === 204 || response.status === 404 || response.status === 400) return null;
-      if (response.status === 429) {
-        throw new UpstreamFailure(
-          'throttled',
-          'the Mojang API is throttling requests',
-          resetSecondsOf(response.headers) ?? 60,
-        );
-      }
-      if (response.status !== 200)
-        throw new UpstreamFailure('bad_gateway', `the Mojang API answered ${response.status}`);
-      const { value } = parseUpstreamJson(NAME, response.body);
-      if (
-        !isObject(value) ||
-        typeof value.id !== 'string' ||
-        !/^[0-9a-fA-F]{32}$/.test(value.id) ||
-        typeof value.name !== 'string'
-      ) {
-        throw new UpstreamFailure('bad_gateway', 'the Mojang API answered in an unexpected shape');
-      }
-      return { id: value.id.toLowerCase(), name: value.name };
-    },
+    lookup: (name, owner) =>
+      http.get(
+        `/users/profiles/minecraft/${encodeURIComponent(name)}`,
+        { endpoint: 'profile_by_name', headers: { accept: 'application/json' }, owner },
+        (response) => {
+          // Mojang says 400 for a name that cannot exist: for us, no such player either.
+          if (response.status === 204 || response.status === 404 || response.status === 400) return null;
+          if (response.status === 429) {
+            throw new UpstreamFailure(
+              'throttled',
+              'the Mojang API is throttling requests',
+              resetSecondsOf(response.headers) ?? 60,
+            );
+          }
+          if (response.status !== 200)
+            throw new UpstreamFailure('bad_gateway', `the Mojang API answered ${response.status}`);
+          const { value } = parseUpstreamJson(NAME, response.body);
+          if (
+            !isObject(value) ||
+            typeof value.id !== 'string' ||
+            !/^[0-9a-fA-F]{32}$/.test(value.id) ||
+            typeof value.name !== 'string'
+          ) {
+            throw new UpstreamFailure('bad_gateway', 'the Mojang API answered in an unexpected shape');
+          }
+          return { id: value.id.toLowerCase(), name: value.name };
+        },
+      ),
   };
 }

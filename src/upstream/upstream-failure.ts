@@ -22,13 +22,32 @@ export class UpstreamFailure extends Error {
 }
 
 /**
+ * A lookup refused because its caller used up their own share of the key (owner-quota.ts), while the key
+ * itself may have budget left: the caller's failure, not the upstream's. Nobody else waiting on the same
+ * fetch gets it; they fetch for themselves.
+ */
+export class CallerQuotaExceeded extends UpstreamFailure {
+  constructor(limit: number, windowSeconds: number, retryAfterSeconds: number) {
+    super(
+      'throttled',
+      `your share of the upstream budget is used up (${limit} uncached lookups per ${windowSeconds} s per ` +
+        'owner); cached players are still served; retry after Retry-After',
+      retryAfterSeconds,
+    );
+    this.name = 'CallerQuotaExceeded';
+  }
+}
+
+/**
  * Upstream failures as the cache sees them: a stale copy may stand in for one, and an instance that
- * fetched for others shares its failure with them (its kind, cause and retry time, nothing else).
+ * fetched for others shares its failure with them (its kind, cause and retry time, nothing else), except a
+ * caller's own quota failure.
  */
 export const upstreamFailureRules: FailureRules = {
   canServeStale: (error) => error instanceof UpstreamFailure,
+  isCallersOwn: (error) => error instanceof CallerQuotaExceeded,
   encode(error) {
-    if (!(error instanceof UpstreamFailure)) return undefined;
+    if (!(error instanceof UpstreamFailure) || error instanceof CallerQuotaExceeded) return undefined;
     const { kind, publicCause, retryAfterSeconds } = error;
     return Buffer.from(JSON.stringify({ kind, publicCause, retryAfterSeconds }));
   },

@@ -2,6 +2,8 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export type UpstreamOutcome =
   | 'ok'
+  /** A 2xx answer that is not JSON or not the expected shape (an HTML error page, a proxy's reply). */
+  | 'bad_response'
   | 'not_found'
   | 'client_error'
   | 'throttled'
@@ -9,6 +11,8 @@ export type UpstreamOutcome =
   | 'timeout'
   | 'network_error'
   | 'budget_denied'
+  /** Not sent: the owner it was for used up their share of the key. */
+  | 'quota_denied'
   | 'circuit_open';
 
 export interface UpstreamMetrics {
@@ -20,7 +24,7 @@ export interface UpstreamMetrics {
 export function createUpstreamMetrics(registry: Registry): UpstreamMetrics {
   const calls = new Counter({
     name: 'upstream_requests_total',
-    help: 'Requests to the upstreams (and requests not sent: budget_denied, circuit_open), by outcome.',
+    help: 'Requests to the upstreams (and requests not sent: budget_denied, quota_denied, circuit_open), by outcome.',
     labelNames: ['upstream', 'endpoint', 'outcome'],
     registers: [registry],
   });

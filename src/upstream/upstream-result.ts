@@ -3,6 +3,7 @@ import { type TSchema, Type } from 'typebox';
 import type { Freshness } from '../platform/cache/cached-resource.js';
 import { errorResponses } from '../platform/error-response.js';
 import { sendJsonBytes, setCacheHeaders } from '../platform/http/cache-headers.js';
+import type { OwnerQuota, QuotaStatus } from './owner-quota.js';
 import { UpstreamFailure, type UpstreamFailureKind } from './upstream-failure.js';
 
 /**
@@ -56,23 +57,44 @@ function sendUpstreamFailure(reply: FastifyReply, field: string, error: unknown)
   );
 }
 
+/** The name of the owner quota's policy in the RateLimit headers. */
+const QUOTA_POLICY = '"upstream"';
+
+/**
+ * The caller's standing in their share of the upstream key, as the IETF RateLimit headers say it
+ * (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: "upstream";q=<lookups>;w=<window seconds>`
+ * and `RateLimit: "upstream";r=<remaining>;t=<seconds to reset>`. None until the key's limit is known.
+ */
+function setQuotaHeaders(reply: FastifyReply, status: QuotaStatus | undefined): void {
+  if (!status) return;
+  reply.header('ratelimit-policy', `${QUOTA_POLICY};q=${status.limit};w=${status.windowSeconds}`);
+  reply.header('ratelimit', `${QUOTA_POLICY};r=${status.remaining};t=${status.resetSeconds}`);
+}
+
+export interface UpstreamLookup<T> {
+  /** The result shape's field for the value (`player`, `profiles`). */
+  readonly field: string;
+  /** Whose lookup it is, and where their share of the key stands. */
+  readonly owner: string;
+  readonly quota: Pick<OwnerQuota, 'status'>;
+  lookup(): Promise<T>;
+  send(reply: FastifyReply, found: T): FastifyReply;
+}
+
 /**
  * Answers what `lookup` finds with `send`, and an upstream failure with no copy to stand in in the result
- * shape of `field`: the handler of an upstream-backed endpoint.
+ * shape of `field`, every answer with the caller's quota headers: the handler of an upstream-backed endpoint.
  */
-export async function answerLookup<T>(
-  reply: FastifyReply,
-  field: string,
-  lookup: () => Promise<T>,
-  send: (reply: FastifyReply, found: T) => FastifyReply,
-): Promise<FastifyReply> {
+export async function answerLookup<T>(reply: FastifyReply, answer: UpstreamLookup<T>): Promise<FastifyReply> {
   let found: T;
   try {
-    found = await lookup();
+    found = await answer.lookup();
   } catch (error) {
-    return sendUpstreamFailure(reply, field, error);
+    setQuotaHeaders(reply, await answer.quota.status(answer.owner));
+    return sendUpstreamFailure(reply, answer.field, error);
   }
-  return send(reply, found);
+  setQuotaHeaders(reply, await answer.quota.status(answer.owner));
+  return answer.send(reply, found);
 }
 
 /** The result shape's schema, with `field` holding the upstream's value. */

@@ -6,6 +6,8 @@ import { createCircuitBreaker } from './circuit-breaker.js';
 import { createUpstreamClient } from './http.js';
 import { createHypixelClient, type HypixelClient } from './hypixel.js';
 import { createMojangClient, type MojangClient } from './mojang.js';
+import { createMemoryQuota, guarded, type OwnerQuota } from './owner-quota.js';
+import { createRedisQuota } from './owner-quota-redis.js';
 import type { UpstreamMetrics } from './upstream-metrics.js';
 
 export interface UpstreamSettings {
@@ -34,6 +36,8 @@ export interface UpstreamSettings {
 export interface Upstreams {
   readonly hypixel: HypixelClient;
   readonly mojang: MojangClient;
+  /** Each owner's share of the key, charged by both clients; its standing goes into RateLimit headers. */
+  readonly quota: Pick<OwnerQuota, 'status'>;
   close(): Promise<void>;
 }
 
@@ -55,10 +59,39 @@ export function createUpstreams(
   }: { redis: Redis | undefined; keyPrefix: string; metrics: UpstreamMetrics; log: Logger },
 ): Upstreams {
   const holdMs = config.timeoutMs + TICKET_SLACK_MS;
+  const budgetKey = (name: string) => `${keyPrefix}budget:${name}`;
   const budget = (name: string, options: BudgetOptions): RateBudget =>
+    redis ? createRedisBudget(redis, budgetKey(name), options, log) : createMemoryBudget(options);
+  const hypixelBudget = budget('hypixel', { windowMs: config.hypixelRateWindowMs, holdMs });
+  // One count per owner for every upstream call made for them, sized from the key that matters: Hypixel's.
+  const quotaOptions = {
+    sharePercent: config.ownerSharePercent,
+    windowMs: config.hypixelRateWindowMs,
+    holdMs,
+  };
+  const keyLimit = () => hypixelBudget.limit();
+  const quota = guarded(
     redis
-      ? createRedisBudget(redis, `${keyPrefix}budget:${name}`, options, log)
-      : createMemoryBudget(options);
+      ? createRedisQuota(
+          redis,
+          { keyPrefix: `${keyPrefix}quota:`, budgetKey: budgetKey('hypixel') },
+          quotaOptions,
+          keyLimit,
+          log,
+        )
+      : createMemoryQuota(quotaOptions, keyLimit),
+    { keyLimit, holdMs, log },
+  );
+  const breaker = (name: string) =>
+    createCircuitBreaker(config.breakerFailures, config.breakerCooldownMs, {
+      onChange: (change, failures) =>
+        change === 'opened'
+          ? log.warn(
+              { upstream: name, failures, cooldownSeconds: config.breakerCooldownMs / 1000 },
+              'upstream circuit opened: calls paused',
+            )
+          : log.info({ upstream: name }, 'upstream circuit closed: calls resumed'),
+    });
   const client = (name: string, baseUrl: string, rateBudget: RateBudget) =>
     createUpstreamClient({
       name,
@@ -68,15 +101,13 @@ export function createUpstreams(
       retries: config.retries,
       retryBaseMs: config.retryBaseMs,
       connections: config.connections,
-      breaker: createCircuitBreaker(config.breakerFailures, config.breakerCooldownMs),
+      breaker: breaker(name),
       budget: rateBudget,
+      quota,
       metrics,
+      log,
     });
-  const hypixelHttp = client(
-    'hypixel',
-    config.hypixelUrl,
-    budget('hypixel', { windowMs: config.hypixelRateWindowMs, holdMs }),
-  );
+  const hypixelHttp = client('hypixel', config.hypixelUrl, hypixelBudget);
   const mojangHttp = client(
     'mojang',
     config.mojangUrl,
@@ -89,6 +120,7 @@ export function createUpstreams(
   return {
     hypixel: createHypixelClient(hypixelHttp, config.hypixelApiKey),
     mojang: createMojangClient(mojangHttp),
+    quota,
     close: async () => {
       await Promise.all([hypixelHttp.close(), mojangHttp.close()]);
     },

@@ -6,7 +6,7 @@ const COOLDOWN_MS = 1000;
 
 function setup(failures = 3) {
   const clock = { now: 0 };
-  return { breaker: createCircuitBreaker(failures, COOLDOWN_MS, () => clock.now), clock };
+  return { breaker: createCircuitBreaker(failures, COOLDOWN_MS, { now: () => clock.now }), clock };
 }
 
 describe('circuit breaker', () => {

@@ -18,7 +18,7 @@ export interface PlayersSettings {
 export interface PlayersModuleDeps {
   readonly db: Executor;
   readonly caching: Caching;
-  readonly upstreams: Pick<Upstreams, 'hypixel' | 'mojang'>;
+  readonly upstreams: Pick<Upstreams, 'hypixel' | 'mojang' | 'quota'>;
   readonly settings: PlayersSettings;
   readonly log: Logger;
 }
@@ -52,5 +52,5 @@ export function createPlayersModule({
     }),
     log,
   });
-  return { name: 'players', service, routes: playersRoutes(service) };
+  return { name: 'players', service, routes: playersRoutes(service, upstreams.quota) };
 }

@@ -1,12 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../platform/auth/route-guard.js';
 import { PlayerParams } from '../../platform/http/path-params.js';
 import { answerLookup, resultResponses } from '../../upstream/upstream-result.js';
+import type { Upstreams } from '../../upstream/upstreams.js';
 import { sendPlayerLookup } from './players.reply.js';
 import { PlayerResultSchema } from './players.schemas.js';
 import type { PlayersService } from './players.service.js';
 
 export const playersRoutes =
-  (service: PlayersService): FastifyPluginAsyncTypebox =>
+  (service: PlayersService, quota: Upstreams['quota']): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/player/:player',
@@ -24,7 +26,15 @@ export const playersRoutes =
           response: resultResponses(PlayerResultSchema),
         },
       },
-      async (request, reply) =>
-        answerLookup(reply, 'player', () => service.lookup(request.params.player), sendPlayerLookup),
+      async (request, reply) => {
+        const owner = String(principalOf(request).owner);
+        return answerLookup(reply, {
+          field: 'player',
+          owner,
+          quota,
+          lookup: () => service.lookup(request.params.player, owner),
+          send: sendPlayerLookup,
+        });
+      },
     );
   };

@@ -73,10 +73,14 @@ export type PlayerLookup =
  * and upstream budget. Upstream trouble with no copy to stand in throws an UpstreamFailure.
  */
 export interface PlayersService {
-  /** Turns a UUID (dashed or not, any case) or a username into an undashed lowercase UUID. */
-  resolve(player: string): Promise<Resolution>;
+  /**
+   * Turns a UUID (dashed or not, any case) or a username into an undashed lowercase UUID. `owner`, here
+   * and in `lookup`, is whose lookup it is: an upstream call it costs is charged to their share of the key
+   * (none: the service's own lookup).
+   */
+  resolve(player: string, owner?: string): Promise<Resolution>;
   /** The player a UUID or username names: from the cache while fresh, otherwise from Hypixel. */
-  lookup(player: string): Promise<PlayerLookup>;
+  lookup(player: string, owner?: string): Promise<PlayerLookup>;
 }
 
 export interface PlayersServiceDeps {
@@ -105,8 +109,8 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
     });
   }
 
-  async function fetchPlayer(uuid: string): Promise<Buffer> {
-    const player = await hypixel.player(uuid);
+  async function fetchPlayer(uuid: string, owner: string | undefined): Promise<Buffer> {
+    const player = await hypixel.player(uuid, owner);
     if (!player) return Buffer.alloc(0);
     // The answer is good even if recording it fails: serve it, and say so in the log.
     await record(uuid, player, now()).catch((error: unknown) =>
@@ -120,8 +124,8 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
     return known && { bytes: playerResult.wrap(known.json), storedAt: known.fetchedAt };
   }
 
-  async function lookupName(name: string): Promise<Buffer> {
-    const profile = await mojang.lookup(name);
+  async function lookupName(name: string, owner: string | undefined): Promise<Buffer> {
+    const profile = await mojang.lookup(name, owner);
     return profile ? Buffer.from(profile.id) : Buffer.alloc(0);
   }
 
@@ -132,7 +136,7 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
   }
 
   const service: PlayersService = {
-    async resolve(player) {
+    async resolve(player, owner) {
       const ref = parsePlayerRef(player);
       if (!ref) {
         throw AppError.of(ErrorKinds.INVALID_FIELD, {
@@ -144,7 +148,7 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
       const { username } = ref;
       const served = await deps.usernames.get(
         username.toLowerCase(),
-        () => lookupName(username),
+        () => lookupName(username, owner),
         () => lastKnownName(username),
       );
       return served.bytes.length > 0
@@ -152,13 +156,13 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
         : { unknown: served.freshness };
     },
 
-    async lookup(player) {
-      const resolved = await service.resolve(player);
+    async lookup(player, owner) {
+      const resolved = await service.resolve(player, owner);
       if ('unknown' in resolved) return { kind: 'unknown_name', freshness: resolved.unknown };
       const { uuid } = resolved;
       const served = await deps.players.get(
         uuid,
-        () => fetchPlayer(uuid),
+        () => fetchPlayer(uuid, owner),
         () => lastKnownPlayer(uuid),
       );
       if (served.bytes.length === 0) return { kind: 'never_joined', uuid, freshness: served.freshness };

@@ -7,7 +7,7 @@ import { createProfilesService, type ProfilesService } from './profiles.service.
 
 export interface ProfilesModuleDeps {
   readonly caching: Caching;
-  readonly upstreams: Pick<Upstreams, 'hypixel'>;
+  readonly upstreams: Pick<Upstreams, 'hypixel' | 'quota'>;
   /** Resolves `{player}` (usernames through the players' own cache and budget). */
   readonly players: PlayersService;
   readonly settings: { readonly profilesFreshSeconds: number; readonly staleIfErrorSeconds: number };
@@ -29,5 +29,5 @@ export function createProfilesModule({
       staleIfErrorMs: settings.staleIfErrorSeconds * 1000,
     }),
   });
-  return { name: 'profiles', service, routes: profilesRoutes(service) };
+  return { name: 'profiles', service, routes: profilesRoutes(service, upstreams.quota) };
 }

@@ -1,12 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../platform/auth/route-guard.js';
 import { PlayerParams } from '../../platform/http/path-params.js';
 import { answerLookup, resultResponses } from '../../upstream/upstream-result.js';
+import type { Upstreams } from '../../upstream/upstreams.js';
 import { sendProfilesLookup } from './profiles.reply.js';
 import { ProfilesResultSchema } from './profiles.schemas.js';
 import type { ProfilesService } from './profiles.service.js';
 
 export const profilesRoutes =
-  (service: ProfilesService): FastifyPluginAsyncTypebox =>
+  (service: ProfilesService, quota: Upstreams['quota']): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/gamemode/profiles/:player',
@@ -24,7 +26,15 @@ export const profilesRoutes =
           response: resultResponses(ProfilesResultSchema),
         },
       },
-      async (request, reply) =>
-        answerLookup(reply, 'profiles', () => service.lookup(request.params.player), sendProfilesLookup),
+      async (request, reply) => {
+        const owner = String(principalOf(request).owner);
+        return answerLookup(reply, {
+          field: 'profiles',
+          owner,
+          quota,
+          lookup: () => service.lookup(request.params.player, owner),
+          send: sendProfilesLookup,
+        });
+      },
     );
   };

@@ -32,8 +32,11 @@ export type ProfilesLookup =
   | { readonly kind: 'unknown_name'; readonly freshness: Freshness };
 
 export interface ProfilesService {
-  /** The SkyBlock profiles of a UUID or username; throws UpstreamFailure when no copy can stand in. */
-  lookup(player: string): Promise<ProfilesLookup>;
+  /**
+   * The SkyBlock profiles of a UUID or username; throws UpstreamFailure when no copy can stand in.
+   * `owner` is charged for the upstream calls it costs, as in PlayersService.
+   */
+  lookup(player: string, owner?: string): Promise<ProfilesLookup>;
 }
 
 export interface ProfilesServiceDeps {
@@ -45,14 +48,15 @@ export interface ProfilesServiceDeps {
 
 export function createProfilesService(deps: ProfilesServiceDeps): ProfilesService {
   // A player with no profiles, or who never joined, has `profiles: []`.
-  const fetchProfiles = async (uuid: string) => profilesResult.wrap(await deps.hypixel.profiles(uuid));
+  const fetchProfiles = async (uuid: string, owner: string | undefined) =>
+    profilesResult.wrap(await deps.hypixel.profiles(uuid, owner));
 
   return {
-    async lookup(player) {
-      const resolved = await deps.players.resolve(player);
+    async lookup(player, owner) {
+      const resolved = await deps.players.resolve(player, owner);
       if ('unknown' in resolved) return { kind: 'unknown_name', freshness: resolved.unknown };
       const { uuid } = resolved;
-      const served = await deps.profiles.get(uuid, () => fetchProfiles(uuid));
+      const served = await deps.profiles.get(uuid, () => fetchProfiles(uuid, owner));
       return { kind: 'found', profiles: new ProfilesSnapshot(uuid, served.bytes, served.freshness) };
     },
   };

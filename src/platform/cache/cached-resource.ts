@@ -33,6 +33,11 @@ export interface ResourceRules {
 export interface FailureRules {
   /** Whether a stale copy may stand in when a fetch throws this (an upstream failure), or it must propagate. */
   canServeStale(error: unknown): boolean;
+  /**
+   * Whether the error is the fetching caller's own (their quota), not the resource's: the callers that
+   * joined that fetch run their own instead of sharing it. Such an error is not encoded either.
+   */
+  isCallersOwn(error: unknown): boolean;
   /** The error as bytes another instance can rebuild it from; undefined for an error not to share. */
   encode(error: unknown): Buffer | undefined;
   decode(bytes: Buffer): Error;
@@ -132,8 +137,10 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
         return served(cached, 'HIT');
       }
       try {
-        const { value, joined } = await flights.run(fullKey, () =>
-          locks ? fetchShared(locks, fullKey, fetch, cached) : fetchAndStore(fullKey, fetch),
+        const { value, joined } = await flights.run(
+          fullKey,
+          () => (locks ? fetchShared(locks, fullKey, fetch, cached) : fetchAndStore(fullKey, fetch)),
+          (error) => !failures.isCallersOwn(error),
         );
         if (joined) metrics.joined(rules.name);
         metrics.looked(rules.name, 'miss');

@@ -22,9 +22,13 @@ const LOCK_MS = 2000;
 
 /** An error a stale copy may stand in for, shared between instances as its message. */
 class Outage extends Error {}
+/** An error that is the fetching caller's own (their quota): those who joined its fetch fetch for themselves. */
+class OwnLimit extends Outage {}
 const failures: FailureRules = {
   canServeStale: (error) => error instanceof Outage,
-  encode: (error) => (error instanceof Outage ? Buffer.from(error.message) : undefined),
+  isCallersOwn: (error) => error instanceof OwnLimit,
+  encode: (error) =>
+    error instanceof Outage && !(error instanceof OwnLimit) ? Buffer.from(error.message) : undefined,
   decode: (bytes) => new Outage(bytes.toString()),
   waitTimedOut: () => new Outage('timed out'),
 };
@@ -98,6 +102,25 @@ describe('cached resource', () => {
     assert.equal(fetches, 2);
     assert.ok(served.every((one) => one.freshness.status === 'MISS'));
     assert.equal(counts['thing:joined'], 49);
+  });
+
+  it("does not pass the leader's own failure to those who joined its fetch: they fetch for themselves", async () => {
+    const { resource } = setup();
+    let fetches = 0;
+    /** Caller `who`'s fetch: the first caller is over their own limit. */
+    const fetchFor = (who: number) => async () => {
+      fetches += 1;
+      await sleep(10);
+      if (who === 0) throw new OwnLimit('caller 0 is over its limit');
+      return bytes(`fetched for ${who}`);
+    };
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, who) => resource.get('k', fetchFor(who))),
+    );
+    assert.equal(results[0]?.status, 'rejected', 'the leader gets its own failure');
+    const others = results.slice(1);
+    assert.ok(others.every((result) => result.status === 'fulfilled'));
+    assert.equal(fetches, 2, 'one more fetch, led by one of the joiners and joined by the rest');
   });
 
   it('serves a stale copy within stale-if-error when the fetch fails, and throws beyond it', async () => {
@@ -222,6 +245,25 @@ describe('cached resource', () => {
         assert.ok(result.status === 'rejected' && result.reason instanceof Outage);
         assert.equal(result.status === 'rejected' && result.reason.message, 'upstream says no');
       }
+    });
+
+    it("does not share the holder's own failure: the instance that waited fetches for itself", async () => {
+      const parts = sharedParts();
+      const [one, two] = [setup(parts), setup(parts)];
+      let fetches = 0;
+      const fetchFor = (who: string) => async () => {
+        fetches += 1;
+        await sleep(40);
+        if (who === 'one') throw new OwnLimit('one is over its limit');
+        return bytes(`fetched for ${who}`);
+      };
+      const [first, second] = await Promise.allSettled([
+        one.resource.get('k', fetchFor('one')),
+        sleep(5).then(() => two.resource.get('k', fetchFor('two'))),
+      ]);
+      assert.equal(first?.status, 'rejected');
+      assert.equal(second?.status === 'fulfilled' && second.value.bytes.toString(), 'fetched for two');
+      assert.equal(fetches, 2);
     });
 
     it('takes over when the holder vanishes without an answer (its lock lapses)', async () => {

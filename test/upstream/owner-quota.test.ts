@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Fastify from 'fastify';
+import { Redis } from 'ioredis';
+import { createMemoryQuota, guarded, type OwnerQuota } from '../../src/upstream/owner-quota.js';
+import { createRedisQuota } from '../../src/upstream/owner-quota-redis.js';
+import { testRedisUrl } from '../helpers/environment.js';
+
+const redis = testRedisUrl ? new Redis(testRedisUrl) : undefined;
+after(() => redis?.quit());
+const WINDOW_MS = 60_000;
+const options = { sharePercent: 25, windowMs: WINDOW_MS };
+// Writes nothing: the quota logs only when Redis fails or a quota runs out.
+const silent = Fastify().log;
+
+async function takeAll(quota: OwnerQuota, owner: string, count: number): Promise<number> {
+  let allowed = 0;
+  for (let index = 0; index < count; index++) if ((await quota.take(owner)).allowed) allowed += 1;
+  return allowed;
+}
+
+describe('owner quota (memory)', () => {
+  it('allows a quarter of the key per owner per window, and starts again when the window ends', async () => {
+    let now = 1_000_000;
+    const quota = createMemoryQuota(
+      options,
+      async () => 10,
+      () => now,
+    );
+    assert.equal(await takeAll(quota, 'a', 5), 2, 'floor(10 x 25 %) = 2');
+    assert.equal(await takeAll(quota, 'b', 5), 2, 'each owner has their own');
+    const refused = await quota.take('a');
+    assert.deepEqual(refused, {
+      allowed: false,
+      status: { limit: 2, remaining: 0, resetSeconds: 60, windowSeconds: 60 },
+    });
+    now += WINDOW_MS - 1;
+    assert.equal((await quota.take('a')).allowed, false);
+    now += 1;
+    assert.equal(await takeAll(quota, 'a', 5), 2, 'a new window');
+  });
+
+  it('gives a charge back only for a lookup that sent nothing', async () => {
+    const quota = createMemoryQuota(options, async () => 8);
+    await quota.take('a');
+    await quota.take('a');
+    await quota.settle('a', true);
+    await quota.settle('a', false);
+    assert.equal((await quota.status('a'))?.remaining, 1);
+  });
+
+  it('never refuses, and tells no standing, while the key limit is unknown; a tiny key still allows one', async () => {
+    let keyLimit: number | undefined;
+    const quota = createMemoryQuota(options, async () => keyLimit);
+    assert.equal(await takeAll(quota, 'a', 5), 5);
+    assert.equal(await quota.status('a'), undefined);
+    keyLimit = 1;
+    assert.deepEqual(await quota.status('a'), {
+      limit: 1,
+      remaining: 0,
+      resetSeconds: 60,
+      windowSeconds: 60,
+    });
+  });
+});
+
+describe('owner quota guard', () => {
+  it("lets an owner's lookups out one at a time until the key limit is known, then counts them", async () => {
+    let keyLimit: number | undefined;
+    const quota = guarded(
+      createMemoryQuota(options, async () => keyLimit),
+      { keyLimit: async () => keyLimit, holdMs: 5000, log: silent },
+    );
+    const first = await quota.take('a');
+    assert.ok(first.allowed);
+    let settled = 0;
+    const waiting = Array.from({ length: 20 }, () =>
+      quota.take('a').then((taken) => {
+        settled += 1;
+        return taken;
+      }),
+    );
+    await sleep(50);
+    assert.equal(settled, 0, 'the others wait while the first is out and the limit unknown');
+    assert.ok((await quota.take('b')).allowed, 'another owner is not held up');
+    keyLimit = 12;
+    await quota.settle('a', true);
+    const results = await Promise.all(waiting);
+    assert.equal(results.filter((taken) => taken.allowed).length, 2, 'floor(12 x 25 %) = 3, one used');
+  });
+});
+
+describe('owner quota (redis)', { skip: redis ? false : 'TEST_REDIS_URL is not set' }, () => {
+  const keys = () => {
+    const prefix = `test:quota:${randomBytes(6).toString('hex')}:`;
+    return { keyPrefix: `${prefix}owner:`, budgetKey: `${prefix}budget` };
+  };
+  const make = (where: ReturnType<typeof keys>) =>
+    createRedisQuota(redis as Redis, where, options, async () => undefined, silent);
+
+  it('is one count for every instance, sized from the shared budget hash', async () => {
+    const where = keys();
+    await redis?.hset(where.budgetKey, 'limit', 20);
+    const [one, two] = [make(where), make(where)];
+    const allowed = await Promise.all([takeAll(one, 'a', 10), takeAll(two, 'a', 10)]);
+    assert.equal(allowed[0] + allowed[1], 5, 'floor(20 x 25 %) over both');
+    const status = await two.status('a');
+    assert.equal(status?.limit, 5);
+    assert.equal(status?.remaining, 0);
+    assert.ok(status && status.resetSeconds >= 59 && status.resetSeconds <= 60);
+    await one.settle('a', false);
+    assert.equal((await two.status('a'))?.remaining, 1);
+  });
+
+  it('tells no standing and refuses nothing until the budget has learnt the limit', async () => {
+    const quota = make(keys());
+    assert.equal(await takeAll(quota, 'a', 10), 10);
+    assert.equal(await quota.status('a'), undefined);
+  });
+
+  it('falls back on an in-process quota when Redis fails', async (t) => {
+    const broken = new Redis({
+      port: 1,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+    });
+    t.after(() => broken.disconnect());
+    const quota = createRedisQuota(broken, keys(), options, async () => 4, silent);
+    assert.equal(await takeAll(quota, 'a', 3), 1, 'floor(4 x 25 %) = 1, counted in process');
+    assert.equal((await quota.status('a'))?.remaining, 0);
+  });
+});

@@ -93,7 +93,7 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   if (config.server.corsOrigins.length > 0)
     await app.register(crossOrigin, { origins: config.server.corsOrigins });
   await app.register(httpMetrics, { registry: shared.metrics });
-  await app.register(httpDocs);
+  await app.register(httpDocs, { publicUrl });
   await app.register(rateLimiting, { redis: shared.redis, keyPrefix: config.redisKeyPrefix });
 
   if (!config.upstream.hypixelApiKey)

@@ -1,10 +1,12 @@
-import swagger from '@fastify/swagger';
+import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
-import { errorAnchor } from './error-response.js';
+import { errorAnchor, errorResponses } from './error-response.js';
 import { type ErrorKind, errorCatalogue } from './errors.js';
+import { REQUIRED_HEADER_KEY, responseDoc } from './http/response-docs.js';
+import { API_VERSION } from './request-context.js';
 
 const TITLE = 'Player Data Service';
 const SUMMARY =
@@ -23,14 +25,100 @@ function catalogueMarkdown(catalogue: readonly ErrorKind[]): string {
   ].join('\n');
 }
 
+export interface HttpDocsOptions {
+  /** Where clients reach the service (PUBLIC_URL): the document's server. Relative (`/`) when undefined. */
+  readonly publicUrl?: string | undefined;
+}
+
+/** Headers every answer carries, errors included (platform/request-context.ts), as components.headers. */
+const PLATFORM_HEADERS = {
+  'API-Version': {
+    description: 'The version of the API that answered.',
+    required: true,
+    schema: { type: 'string' as const, enum: [API_VERSION] },
+  },
+  'X-Request-Id': {
+    description:
+      "The request's id, in the log line of the request too: the client's own `X-Request-Id` when it is sane " +
+      '(1 to 128 of `A-Za-z0-9._:-`), otherwise a new UUID.',
+    required: true,
+    schema: { type: 'string' as const, pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+  },
+};
+
+/** Statuses any route can answer with an ErrorResponse: an unexpected error, the database out, shutting down. */
+const EVERY_ROUTE_ERRORS = [500, 503] as const;
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null;
+
+/**
+ * Per route, before rendering: a route that documents its answers gets the ErrorResponses every route can
+ * answer with (500, 503), unless it declares those statuses itself.
+ */
+function addEveryRouteErrors({ schema, url }: { schema: FastifySchema; url: string }) {
+  if (!isObject(schema) || schema.hide || !isObject(schema.response)) return { schema, url };
+  const response: Json = { ...errorResponses(...EVERY_ROUTE_ERRORS), ...schema.response };
+  return { schema: { ...schema, response }, url };
+}
+
+/**
+ * The rendered document's last pass: each response header's `required` is lifted out of its schema (where
+ * it rode through @fastify/swagger), every response gets the platform's headers by reference, and the
+ * security schemes no operation uses are left out.
+ */
+function finishDocument(document: Json): Json {
+  const platformRefs = Object.fromEntries(
+    Object.keys(PLATFORM_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+  );
+  for (const pathItem of Object.values(isObject(document.paths) ? document.paths : {})) {
+    for (const operation of Object.values(isObject(pathItem) ? pathItem : {})) {
+      if (!isObject(operation) || !isObject(operation.responses)) continue;
+      for (const response of Object.values(operation.responses)) {
+        if (!isObject(response)) continue;
+        const headers = isObject(response.headers) ? response.headers : {};
+        for (const header of Object.values(headers)) {
+          if (!isObject(header) || !isObject(header.schema)) continue;
+          const { [REQUIRED_HEADER_KEY]: required, ...schema } = header.schema;
+          header.schema = schema;
+          if (required === true) header.required = true;
+        }
+        response.headers = { ...platformRefs, ...headers };
+      }
+    }
+  }
+  dropUnusedSecuritySchemes(document);
+  return document;
+}
+
+/** Security schemes no operation uses (metricsToken, on an instance without METRICS_TOKEN) are left out. */
+function dropUnusedSecuritySchemes(document: Json): void {
+  const { components } = document;
+  if (!isObject(components) || !isObject(components.securitySchemes)) return;
+  const used = new Set<string>();
+  for (const pathItem of Object.values(isObject(document.paths) ? document.paths : {})) {
+    for (const operation of Object.values(isObject(pathItem) ? pathItem : {})) {
+      if (!isObject(operation) || !Array.isArray(operation.security)) continue;
+      for (const requirement of operation.security)
+        for (const name of Object.keys(requirement)) used.add(name);
+    }
+  }
+  components.securitySchemes = Object.fromEntries(
+    Object.entries(components.securitySchemes).filter(([name]) => used.has(name)),
+  );
+}
+
 /**
  * The OpenAPI 3.1 document (generated from the route schemas), `/openapi.json`, an interactive explorer
- * at `/docs/ui`, and `/docs`: a plain page listing the endpoints and the error catalogue, with an anchor
- * per error that ErrorResponse's `documentation` links to. Everything is served from the package: offline.
- * Register before the routes so that it sees them.
+ * at `/docs/ui` (its own routes hidden from the document), and `/docs`: a plain page listing the endpoints
+ * and the error catalogue, with an anchor per error that ErrorResponse's `documentation` links to.
+ * Everything is served from the package: offline. Register before the routes so that it sees them.
+ *
+ * Every operation states its `security` (`[]` when public). Every response carries the platform's headers
+ * (API-Version, X-Request-Id); every route that documents its answers can also answer 500 and 503.
  */
-export const httpDocs = fp(async (app: FastifyInstance) => {
-  await app.register(swagger, {
+export const httpDocs = fp(async (app: FastifyInstance, { publicUrl }: HttpDocsOptions) => {
+  const options: FastifyDynamicSwaggerOptions = {
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -38,14 +126,33 @@ export const httpDocs = fp(async (app: FastifyInstance) => {
         version: '4.0.0',
         description: `${SUMMARY}\n\n${catalogueMarkdown(errorCatalogue)}`,
       },
+      // Relative when PUBLIC_URL is not set: clients resolve it against where they fetched the document.
+      servers: [publicUrl ? { url: publicUrl, description: 'This deployment' } : { url: '/' }],
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'An access token of the service (see `POST /auth/refresh`).',
+          },
+          metricsToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The static METRICS_TOKEN of the deployment, for `GET /metrics` when one is set.',
+          },
+        },
+        headers: PLATFORM_HEADERS,
       },
     },
     refResolver: {
       buildLocalReference: (json, _base, _fragment, index) => String(json.$id ?? `def-${index}`),
     },
-  });
+    transform: addEveryRouteErrors,
+    transformObject: (document) =>
+      finishDocument(('openapiObject' in document ? document.openapiObject : {}) as Json),
+  };
+  await app.register(swagger, options);
   await app.register(swaggerUi, { routePrefix: '/docs/ui', uiConfig: { deepLinking: true } });
 
   app.get(
@@ -55,7 +162,12 @@ export const httpDocs = fp(async (app: FastifyInstance) => {
         tags: ['Operations'],
         operationId: 'getOpenApiDocument',
         summary: 'This OpenAPI document',
-        response: { 200: Type.Object({}, { additionalProperties: true }) },
+        security: [],
+        response: {
+          200: responseDoc(Type.Object({}, { additionalProperties: true }), {
+            description: 'The OpenAPI 3.1 document of this service.',
+          }),
+        },
       },
     },
     async () => app.swagger(),
@@ -69,8 +181,13 @@ export const httpDocs = fp(async (app: FastifyInstance) => {
         tags: ['Operations'],
         operationId: 'getDocsPage',
         summary: 'The documentation page: endpoints and the error catalogue',
-        produces: ['text/html'],
-        response: { 200: Type.String({ description: 'An HTML page.' }) },
+        security: [],
+        response: {
+          200: responseDoc(Type.String(), {
+            description: 'An HTML page: the endpoints, and every error with its anchor.',
+            mediaType: 'text/html',
+          }),
+        },
       },
     },
     async (_request, reply) => {

@@ -1,8 +1,15 @@
 import type { FastifyReply } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import type { Freshness } from '../platform/cache/cached-resource.js';
-import { errorResponses } from '../platform/error-response.js';
+import { ErrorResponseRef, errorResponses } from '../platform/error-response.js';
 import { sendJsonBytes, setCacheHeaders } from '../platform/http/cache-headers.js';
+import {
+  CACHED_VALUE_HEADERS,
+  type HeaderDocs,
+  NO_STORE_HEADERS,
+  responseDoc,
+  retryAfterHeader,
+} from '../platform/http/response-docs.js';
 import type { OwnerQuota, QuotaStatus } from './owner-quota.js';
 import { UpstreamFailure, type UpstreamFailureKind } from './upstream-failure.js';
 
@@ -97,31 +104,90 @@ export async function answerLookup<T>(reply: FastifyReply, answer: UpstreamLooku
   return answer.send(reply, found);
 }
 
-/** The result shape's schema, with `field` holding the upstream's value. */
-export function resultShape(field: string, value: TSchema, description: string) {
+/** The result shape of a failure, `{success: false, cause, throttle, <field>: null}`. */
+function failureShape(field: string) {
   return Type.Object(
     {
-      success: Type.Boolean(),
-      cause: Type.Optional(Type.String({ description: 'Why it failed, when it did.' })),
+      success: Type.Literal(false),
+      cause: Type.String({ description: 'Why it failed, safe to show an end user.' }),
       throttle: Type.Boolean({
         description:
-          'True when the upstream (or its rate budget) is throttling requests: retry after Retry-After.',
+          "True when the upstream (or its rate budget, or the caller's share of it) is throttling requests: retry after Retry-After.",
       }),
-      [field]: value,
+      [field]: Type.Null(),
     },
-    { description },
+    { additionalProperties: false, description: `The lookup failed; \`${field}\` is null.` },
   );
 }
 
-/** Every answer of an upstream-backed endpoint: the result shape for its own outcomes, ErrorResponse for the rest. */
-export function resultResponses<S extends TSchema>(result: S) {
+/**
+ * The owner quota's headers (see setQuotaHeaders), on every answer of the lookup itself; absent until the
+ * service knows the upstream key's limit.
+ */
+const QUOTA_HEADERS: HeaderDocs = {
+  'RateLimit-Policy': {
+    description:
+      "The caller's share of the upstream key (IETF draft-ietf-httpapi-ratelimit-headers): " +
+      '`"upstream";q=<uncached lookups>;w=<window seconds>`. Absent until the upstream key\'s limit is known.',
+    schema: { type: 'string', pattern: '^"upstream";q=[0-9]+;w=[0-9]+$', example: '"upstream";q=60;w=300' },
+  },
+  RateLimit: {
+    description:
+      'Where the caller stands in their share: `"upstream";r=<remaining>;t=<seconds until it resets>`. Absent ' +
+      "until the upstream key's limit is known.",
+    schema: { type: 'string', pattern: '^"upstream";r=[0-9]+;t=[0-9]+$', example: '"upstream";r=59;t=300' },
+  },
+};
+
+const FAILURE_HEADERS: HeaderDocs = { ...NO_STORE_HEADERS, ...QUOTA_HEADERS };
+
+export interface ResultDocs<S extends TSchema> {
+  /** The result shape's field for the value (`player`, `profiles`). */
+  readonly field: string;
+  /** The 200 body, exactly as the cache keeps and sends it. */
+  readonly found: S;
+  /** What a 404 (in the result shape) means for this endpoint. */
+  readonly notFound: string;
+}
+
+/**
+ * Every answer of an upstream-backed endpoint: 200 with `found`, its own failures in the result shape
+ * (404, 429, 502, 503, 504), and ErrorResponse for the rest; a 503 is either (the upstream unreachable, or
+ * the database unavailable or the instance shutting down). Each with its headers.
+ */
+export function resultResponses<S extends TSchema>({ field, found, notFound }: ResultDocs<S>) {
+  const failure = failureShape(field);
   return {
-    200: result,
-    404: result,
-    429: result,
-    502: result,
-    503: result,
-    504: result,
-    ...errorResponses(400, 401, 403),
+    200: responseDoc(found, { headers: { ...CACHED_VALUE_HEADERS, ...QUOTA_HEADERS } }),
+    404: responseDoc(failure, {
+      description: notFound,
+      headers: { ...CACHED_VALUE_HEADERS, ...QUOTA_HEADERS },
+    }),
+    429: responseDoc(failure, {
+      description:
+        "The upstream, its rate budget or the caller's share of it is throttling lookups (`throttle: true`).",
+      headers: {
+        ...FAILURE_HEADERS,
+        ...retryAfterHeader(true, 'Seconds until a lookup may be tried again.'),
+      },
+    }),
+    502: responseDoc(failure, {
+      description: 'The upstream answered with an error, or in an unexpected shape.',
+      headers: FAILURE_HEADERS,
+    }),
+    503: responseDoc(Type.Union([failure, ErrorResponseRef]), {
+      description:
+        'In the result shape: the upstream cannot be reached (or its circuit breaker is open). As an ' +
+        'ErrorResponse: the database is unavailable, or the instance is shutting down.',
+      headers: {
+        ...FAILURE_HEADERS,
+        ...retryAfterHeader(false, 'Seconds to wait before trying again, when known.'),
+      },
+    }),
+    504: responseDoc(failure, {
+      description: 'The upstream did not answer in time.',
+      headers: FAILURE_HEADERS,
+    }),
+    ...errorResponses(400, 401, 403, 500),
   };
 }

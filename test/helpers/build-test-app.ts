@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { after } from 'node:test';
+import { after, afterEach } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
@@ -9,6 +9,7 @@ import { migrateToLatest } from '../../src/platform/db/migrator.js';
 import type { Backend } from './backends.js';
 import { type Dialect, testRedisUrl } from './environment.js';
 import { FAKE_API_KEY, type FakeUpstream } from './fake-upstream.js';
+import { type ResponseConformance, watchConformance } from './openapi-conformance.js';
 import { createTestDatabase } from './test-database.js';
 
 export const TEST_JWT_SECRET = 'test-secret-of-at-least-thirty-two-bytes!';
@@ -36,7 +37,8 @@ const deferred = new WeakMap<Closer, (() => unknown)[]>();
 
 /**
  * Runs `close` when `t` ends, last in first out: what was opened later (a second app on a first app's
- * database) closes before what it stands on (that database).
+ * database) closes before what it stands on (that database). Every close runs even if one fails; then the
+ * first failure fails `t`.
  */
 export function deferClose(t: Closer, close: () => unknown): void {
   let closers = deferred.get(t);
@@ -45,22 +47,40 @@ export function deferClose(t: Closer, close: () => unknown): void {
     closers = stack;
     deferred.set(t, stack);
     t.after(async () => {
-      for (const next of stack.reverse()) await next();
+      const failures: unknown[] = [];
+      for (const next of stack.reverse()) {
+        try {
+          await next();
+        } catch (error) {
+          failures.push(error);
+        }
+      }
+      if (failures.length > 0) throw failures[0];
     });
   }
   closers.push(close);
 }
 
+/** The checks to run after each test of a suite scope (suiteScope), so that a failure names its test. */
+const suiteChecks = new WeakMap<Closer, (() => void)[]>();
+
 /**
  * For apps a whole suite shares: call in the `describe` body (not in a hook); what is deferred on it
- * closes after the suite's tests.
+ * closes after the suite's tests. After each test, the answers its apps sent are checked against the
+ * OpenAPI document (openapi-conformance.ts).
  */
 export function suiteScope(): Closer {
   const closers: (() => unknown)[] = [];
+  const checks: (() => void)[] = [];
+  afterEach(() => {
+    for (const check of checks) check();
+  });
   after(async () => {
     for (const close of closers) await close();
   });
-  return { after: (close) => closers.push(close) };
+  const scope: Closer = { after: (close) => closers.push(close) };
+  suiteChecks.set(scope, checks);
+  return scope;
 }
 
 export interface TestAppOptions {
@@ -87,6 +107,8 @@ export interface TestApp {
   readonly logs: LogCapture;
   /** The app's DATABASE_URL, for a second instance on the same database. */
   readonly databaseUrl: string;
+  /** Its answers as checked against its OpenAPI document; any mismatch fails the test that caused it. */
+  readonly conformance: ResponseConformance;
 }
 
 /**
@@ -129,13 +151,18 @@ const databaseUrlOf = (config: Config): string =>
 
 /**
  * The whole service on a fresh database of the given dialect (migrated), logging at info level into
- * `logs`. When `t` ends it closes itself, then drops its database.
+ * `logs`. When `t` ends it closes itself, then drops its database. Every answer it sends is checked against
+ * its OpenAPI document: a mismatch fails the test (`t`'s, or with a suite scope the test that caused it).
  */
 export async function buildTestApp(t: Closer, options: TestAppOptions = {}): Promise<TestApp> {
   const config = await testConfig(t, options);
   const logs = new LogCapture();
-  const app = await buildApp({ config, logStream: logs });
+  const { built, conformance } = watchConformance(() => buildApp({ config, logStream: logs }));
+  // Deferred before the app's close, so run after it: answers still in flight are checked too.
+  deferClose(t, () => conformance.assertConforms());
+  suiteChecks.get(t)?.push(() => conformance.assertConforms());
+  const app = await built;
   deferClose(t, () => app.close());
   if (options.migrate !== false) await migrateToLatest(app.db, migrations);
-  return { app, config, logs, databaseUrl: databaseUrlOf(config) };
+  return { app, config, logs, databaseUrl: databaseUrlOf(config), conformance };
 }

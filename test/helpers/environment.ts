@@ -14,8 +14,27 @@ function required(name: 'TEST_DATABASE_URL' | 'TEST_REDIS_URL'): string | undefi
 export const testDatabaseUrl = required('TEST_DATABASE_URL');
 export const testRedisUrl = required('TEST_REDIS_URL');
 
+/**
+ * Why the suites on PostgreSQL, or on Redis, are skipped in this run (false: they run), for node:test's
+ * `skip`. Each names what to set, since the runner prints the reason beside every skipped test.
+ */
+export const skipWithoutPostgres: string | false = testDatabaseUrl
+  ? false
+  : 'TEST_DATABASE_URL is not set (e.g. TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test)';
+export const skipWithoutRedis: string | false = testRedisUrl
+  ? false
+  : 'TEST_REDIS_URL is not set (e.g. TEST_REDIS_URL=redis://127.0.0.1:6379)';
+
 export type Dialect = 'sqlite' | 'postgres';
-export const dialects: readonly Dialect[] = testDatabaseUrl ? ['sqlite', 'postgres'] : ['sqlite'];
+export const allDialects: readonly Dialect[] = ['sqlite', 'postgres'];
+/** The dialects this run has a server for. */
+export const dialects: readonly Dialect[] = testDatabaseUrl ? allDialects : ['sqlite'];
 
 export type CacheKind = 'memory' | 'redis';
-export const caches: readonly CacheKind[] = testRedisUrl ? ['memory', 'redis'] : ['memory'];
+export const allCaches: readonly CacheKind[] = ['memory', 'redis'];
+
+/** Why the suites on this dialect and cache are skipped in this run, naming every variable missing. */
+export function skipOn(dialect: Dialect, cache: CacheKind = 'memory'): string | false {
+  const reasons = [dialect === 'postgres' && skipWithoutPostgres, cache === 'redis' && skipWithoutRedis];
+  return reasons.filter(Boolean).join('; ') || false;
+}

@@ -37,6 +37,110 @@ describe('OpenAPI and docs', () => {
     assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
   });
 
+  type Operation = {
+    operationId?: string;
+    security?: Record<string, string[]>[];
+    responses: Record<
+      string,
+      { headers?: Record<string, { $ref?: string; required?: boolean }>; content?: Json }
+    >;
+  };
+  type Json = Record<string, unknown>;
+  type Document = {
+    servers?: { url: string }[];
+    paths: Record<string, Record<string, Operation>>;
+    components: {
+      headers?: Record<string, { required?: boolean }>;
+      securitySchemes?: Record<string, unknown>;
+    };
+  };
+  const documentOf = async (of: FastifyInstance = app): Promise<Document> =>
+    JSON.parse((await of.inject({ method: 'GET', url: '/openapi.json' })).body);
+  const operationsOf = (document: Document) =>
+    Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ name: `${method} ${path}`, operation })),
+    );
+
+  it('names its server: relative without PUBLIC_URL, PUBLIC_URL when set', async (t) => {
+    assert.deepEqual((await documentOf()).servers, [{ url: '/' }]);
+    const { app: deployed } = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.players.test/' } });
+    assert.equal((await documentOf(deployed)).servers?.[0]?.url, 'https://api.players.test');
+  });
+
+  it('states the security of every operation: none for the public ones, a bearer token for the others', async () => {
+    const document = await documentOf();
+    const security = Object.fromEntries(
+      operationsOf(document).map(({ name, operation }) => [name, operation.security]),
+    );
+    assert.deepEqual(security, {
+      'get /openapi.json': [],
+      'get /docs': [],
+      'get /health': [],
+      'get /ready': [],
+      'get /metrics': [],
+      'post /auth/refresh': [],
+      'get /player/{player}': [{ bearerAuth: [] }],
+      'get /gamemode/profiles/{player}': [{ bearerAuth: [] }],
+    });
+    assert.deepEqual(Object.keys(document.components.securitySchemes ?? {}), ['bearerAuth']);
+  });
+
+  it('documents /metrics behind METRICS_TOKEN when one is set', async (t) => {
+    const { app: guarded } = await buildTestApp(t, { env: { METRICS_TOKEN: 'scrape-me-0123456789abcdef' } });
+    const document = await documentOf(guarded);
+    const metrics = document.paths['/metrics']?.get;
+    assert.deepEqual(metrics?.security, [{ metricsToken: [] }]);
+    assert.ok(metrics?.responses['401']?.content?.['application/json'], 'its 401 is a JSON ErrorResponse');
+    assert.ok(metrics?.responses['200']?.content?.['text/plain']);
+    assert.ok(document.components.securitySchemes?.metricsToken);
+  });
+
+  it('declares the headers of every answer as header objects, the platform ones by reference', async () => {
+    const document = await documentOf();
+    for (const name of ['API-Version', 'X-Request-Id'])
+      assert.equal(document.components.headers?.[name]?.required, true, name);
+    for (const { name, operation } of operationsOf(document)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        assert.equal(
+          response.headers?.['API-Version']?.$ref,
+          '#/components/headers/API-Version',
+          `${name} ${status}`,
+        );
+        assert.equal(response.headers?.['X-Request-Id']?.$ref, '#/components/headers/X-Request-Id');
+        assert.ok(response.content, `${name} ${status} has a body`);
+      }
+      assert.ok(operation.responses['500'] && operation.responses['503'], `${name}: 500 and 503 declared`);
+    }
+    const player = document.paths['/player/{player}']?.get?.responses ?? {};
+    for (const header of ['X-Cache', 'Age', 'Cache-Control'])
+      assert.equal(player['200']?.headers?.[header]?.required, true, header);
+    assert.equal(player['200']?.headers?.RateLimit?.required, undefined, 'RateLimit is not always sent');
+    assert.equal(player['429']?.headers?.['Retry-After']?.required, true);
+    assert.equal(player['401']?.headers?.['WWW-Authenticate']?.required, true);
+    const refresh = document.paths['/auth/refresh']?.post?.responses ?? {};
+    assert.deepEqual(Object.keys(refresh).sort(), ['200', '400', '401', '413', '415', '429', '500', '503']);
+    assert.ok(refresh['200']?.headers?.['X-RateLimit-Remaining']);
+  });
+
+  it('describes the lookups as they answer: profiles without throttle, a 503 in either shape', async () => {
+    const document = await documentOf();
+    const schemaOf = (path: string, status: string) =>
+      document.paths[path]?.get?.responses[status]?.content?.['application/json'] as
+        | { schema: { properties?: Json; required?: string[]; anyOf?: unknown[] } }
+        | undefined;
+    assert.deepEqual(schemaOf('/gamemode/profiles/{player}', '200')?.schema.required, [
+      'success',
+      'profiles',
+    ]);
+    assert.equal(schemaOf('/gamemode/profiles/{player}', '200')?.schema.properties?.throttle, undefined);
+    assert.deepEqual(schemaOf('/player/{player}', '200')?.schema.required, ['success', 'throttle', 'player']);
+    for (const path of ['/player/{player}', '/gamemode/profiles/{player}']) {
+      const anyOf = schemaOf(path, '503')?.schema.anyOf;
+      assert.equal(anyOf?.length, 2, path);
+      assert.deepEqual(anyOf?.[1], { $ref: '#/components/schemas/ErrorResponse' });
+    }
+  });
+
   it('answers a missing file of the explorer with 404, a present one with 200', async () => {
     for (const url of [
       '/docs/ui/static/nope.js',

@@ -1,20 +1,21 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.js';
 import { createDatabase } from '../../src/platform/db/database.js';
 import { migrateToLatest, pendingMigrations } from '../../src/platform/db/migrator.js';
-import { dialects } from '../helpers/environment.js';
+import { describeOrSkip } from '../helpers/backends.js';
+import { allDialects, skipOn } from '../helpers/environment.js';
 import { nodeArgs } from '../helpers/node-process.js';
 import { sampleMigrations } from '../helpers/sample-migrations.js';
 import { createTestDatabase } from '../helpers/test-database.js';
 
 const run = promisify(execFile);
 
-for (const dialect of dialects) {
-  describe(`migrations on ${dialect}`, () => {
+for (const dialect of allDialects) {
+  describeOrSkip(`migrations on ${dialect}`, { skip: skipOn(dialect) }, () => {
     it('apply in order once, and report nothing pending afterwards', async (t) => {
       const database = await createTestDatabase(dialect);
       const db = createDatabase(loadConfig({ DATABASE_URL: database.url }).database);

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { describe, it, type TestContext } from 'node:test';
+import { it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { describeOrSkip } from '../helpers/backends.js';
 import { buildTestApp, deferClose, type LogCapture } from '../helpers/build-test-app.js';
-import { testDatabaseUrl } from '../helpers/environment.js';
+import { skipWithoutPostgres, testDatabaseUrl } from '../helpers/environment.js';
 import { startTcpProxy, throughProxy } from '../helpers/tcp-proxy.js';
 import { createTestDatabase } from '../helpers/test-database.js';
 import { addWhoamiRoute, bearer, issueToken } from '../helpers/tokens.js';
@@ -68,10 +69,7 @@ function servedOrUnavailable(reply: { statusCode: number; headers: Record<string
 const lostConnectionLogged = (logs: LogCapture) =>
   logs.lines.some((line) => line.msg === 'database connection lost' && line.level === 'warn');
 
-describe('PostgreSQL connection loss', {
-  skip: testDatabaseUrl ? false : 'TEST_DATABASE_URL is not set',
-  concurrency: true,
-}, () => {
+describeOrSkip('PostgreSQL connection loss', { skip: skipWithoutPostgres, concurrency: true }, () => {
   it('survives the server ending idle connections, logs it, and serves on new ones', async (t) => {
     const { app, logs, applicationName, adminUrl, whoami } = await appOnPostgres(t);
     assert.equal((await whoami()).statusCode, 200);

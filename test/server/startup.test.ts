@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { deferClose, TEST_JWT_SECRET } from '../helpers/build-test-app.js';
-import { testDatabaseUrl } from '../helpers/environment.js';
+import { skipWithoutPostgres, testDatabaseUrl } from '../helpers/environment.js';
 import { nodeArgs } from '../helpers/node-process.js';
 import { startTcpProxy, throughProxy } from '../helpers/tcp-proxy.js';
 import { createTestDatabase } from '../helpers/test-database.js';
@@ -128,7 +128,7 @@ describe('start-up failures', { concurrency: true }, () => {
   });
 
   it('a database that comes up within DATABASE_CONNECT_TIMEOUT_SECONDS: the service waits and starts', {
-    skip: testDatabaseUrl ? false : 'TEST_DATABASE_URL is not set',
+    skip: skipWithoutPostgres,
   }, async (t) => {
     const target = new URL(String(testDatabaseUrl));
     const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });

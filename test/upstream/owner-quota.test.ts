@@ -6,7 +6,8 @@ import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import { createMemoryQuota, guarded, type OwnerQuota } from '../../src/upstream/owner-quota.js';
 import { createRedisQuota } from '../../src/upstream/owner-quota-redis.js';
-import { testRedisUrl } from '../helpers/environment.js';
+import { describeOrSkip } from '../helpers/backends.js';
+import { skipWithoutRedis, testRedisUrl } from '../helpers/environment.js';
 
 const redis = testRedisUrl ? new Redis(testRedisUrl) : undefined;
 after(() => redis?.quit());
@@ -92,7 +93,7 @@ describe('owner quota guard', () => {
   });
 });
 
-describe('owner quota (redis)', { skip: redis ? false : 'TEST_REDIS_URL is not set' }, () => {
+describeOrSkip('owner quota (redis)', { skip: skipWithoutRedis }, () => {
   const keys = () => {
     const prefix = `test:quota:${randomBytes(6).toString('hex')}:`;
     return { keyPrefix: `${prefix}owner:`, budgetKey: `${prefix}budget` };

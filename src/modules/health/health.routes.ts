@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Registry } from 'prom-client';
 import { requireStaticBearer } from '../../platform/auth/static-token-guard.js';
-import { errorResponses } from '../../platform/error-response.js';
+import { errorResponse, errorResponses } from '../../platform/error-response.js';
+import { responseDoc } from '../../platform/http/response-docs.js';
 import { HealthSchema, MetricsSchema, ReadySchema } from './health.schemas.js';
 import type { HealthService } from './health.service.js';
 
@@ -16,7 +17,8 @@ export const healthRoutes =
           tags: ['Operations'],
           operationId: 'getHealth',
           summary: 'Liveness: the process answers',
-          response: { 200: HealthSchema },
+          security: [],
+          response: { 200: responseDoc(HealthSchema) },
         },
       },
       async () => ({ status: 'ok' as const }),
@@ -29,7 +31,15 @@ export const healthRoutes =
           tags: ['Operations'],
           operationId: 'getReadiness',
           summary: 'Readiness: database reachable, migrations applied, Redis reachable when configured',
-          response: { 200: ReadySchema, ...errorResponses(503) },
+          security: [],
+          response: {
+            200: responseDoc(ReadySchema),
+            503: errorResponse(
+              503,
+              'Not ready: each `extra` entry names a dependency that does not answer (the log says why); or the ' +
+                'instance is shutting down (Retry-After: 1).',
+            ),
+          },
         },
       },
       async () => service.readiness(),
@@ -45,8 +55,12 @@ export const healthRoutes =
           summary: 'Prometheus metrics: requests by route and status, latency histograms, process metrics',
           description:
             'Public unless METRICS_TOKEN is set (the production setting): then it needs `Authorization: Bearer <METRICS_TOKEN>`.',
-          produces: ['text/plain'],
-          response: { 200: MetricsSchema, ...(metricsToken ? errorResponses(401) : {}) },
+          // As this instance is configured: public, or behind METRICS_TOKEN (a static secret, not a JWT).
+          security: metricsToken ? [{ metricsToken: [] }] : [],
+          response: {
+            200: responseDoc(MetricsSchema, { mediaType: 'text/plain' }),
+            ...(metricsToken ? errorResponses(401) : {}),
+          },
         },
       },
       async (_request, reply) => {

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 
 export const HealthSchema = Type.Object(
   { status: Type.Literal('ok') },
-  { description: 'The process is alive.' },
+  { additionalProperties: false, description: 'The process is alive.' },
 );
 
 export const ReadySchema = Type.Object(
@@ -12,7 +12,10 @@ export const ReadySchema = Type.Object(
       description: 'Each dependency checked: database, migrations, and redis when configured.',
     }),
   },
-  { description: 'The instance can serve: its dependencies answer and its schema is up to date.' },
+  {
+    additionalProperties: false,
+    description: 'The instance can serve: its dependencies answer and its schema is up to date.',
+  },
 );
 
 export const MetricsSchema = Type.String({ description: 'Prometheus text exposition format.' });

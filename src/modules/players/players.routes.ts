@@ -4,7 +4,7 @@ import { PlayerParams } from '../../platform/http/path-params.js';
 import { answerLookup, resultResponses } from '../../upstream/upstream-result.js';
 import type { Upstreams } from '../../upstream/upstreams.js';
 import { sendPlayerLookup } from './players.reply.js';
-import { PlayerResultSchema } from './players.schemas.js';
+import { PLAYER_NOT_FOUND, PlayerFoundSchema } from './players.schemas.js';
 import type { PlayersService } from './players.service.js';
 
 export const playersRoutes =
@@ -20,10 +20,16 @@ export const playersRoutes =
           summary: "Fetch a player's data",
           description:
             'The Hypixel player object for a UUID or username, from the cache while fresh (60 s by default), otherwise from ' +
-            'the upstream; a stale copy (up to 24 h old) stands in when the upstream fails. Grant: player:read.',
+            'the upstream; a stale copy (up to 24 h old) stands in when the upstream fails. Failures of the lookup answer ' +
+            'in the result shape `{success: false, cause, throttle, player: null}`, anything else an ErrorResponse. ' +
+            'Grant: player:read.',
           security: [{ bearerAuth: [] }],
           params: PlayerParams,
-          response: resultResponses(PlayerResultSchema),
+          response: resultResponses({
+            field: 'player',
+            found: PlayerFoundSchema,
+            notFound: PLAYER_NOT_FOUND,
+          }),
         },
       },
       async (request, reply) => {

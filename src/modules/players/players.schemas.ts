@@ -1,10 +1,20 @@
 import { Type } from 'typebox';
-import { resultShape } from '../../upstream/upstream-result.js';
 
-export const PlayerResultSchema = resultShape(
-  'player',
-  Type.Unknown({ description: 'The Hypixel player object as the upstream sent it; null on failure.' }),
-  'PlayerResult. Success: 200 `{success: true, throttle: false, player}`. Failures in this shape: 404 unknown username or a ' +
-    'player who never joined; 429 throttled (with Retry-After); 502 upstream error or garbage; 503 upstream unreachable; ' +
-    '504 upstream timeout. Headers: X-Cache (HIT, MISS, STALE), Age, Cache-Control.',
+/** A found player: the cached PlayerResult body as it is sent (players.service.ts keeps it so). */
+export const PlayerFoundSchema = Type.Object(
+  {
+    success: Type.Literal(true),
+    throttle: Type.Literal(false),
+    player: Type.Object(
+      {},
+      { additionalProperties: true, description: 'The Hypixel player object as the upstream sent it.' },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'The player, from the cache while fresh, from the upstream, or a stale copy standing in.',
+  },
 );
+
+export const PLAYER_NOT_FOUND =
+  'No such player: no Minecraft player has this username, or this player has never joined Hypixel.';

@@ -4,7 +4,7 @@ import { PlayerParams } from '../../platform/http/path-params.js';
 import { answerLookup, resultResponses } from '../../upstream/upstream-result.js';
 import type { Upstreams } from '../../upstream/upstreams.js';
 import { sendProfilesLookup } from './profiles.reply.js';
-import { ProfilesResultSchema } from './profiles.schemas.js';
+import { PROFILES_NOT_FOUND, ProfilesFoundSchema } from './profiles.schemas.js';
 import type { ProfilesService } from './profiles.service.js';
 
 export const profilesRoutes =
@@ -23,7 +23,11 @@ export const profilesRoutes =
             'failures and cache headers of /player/{player}. Grant: profiles:read.',
           security: [{ bearerAuth: [] }],
           params: PlayerParams,
-          response: resultResponses(ProfilesResultSchema),
+          response: resultResponses({
+            field: 'profiles',
+            found: ProfilesFoundSchema,
+            notFound: PROFILES_NOT_FOUND,
+          }),
         },
       },
       async (request, reply) => {

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../platform/error-response.js';
+import { RATE_LIMITED_HEADERS, responseDoc, withHeaders } from '../../platform/http/response-docs.js';
 import { RefreshRequestSchema, TokenPairSchema } from './tokens.schemas.js';
 import type { TokensService } from './tokens.service.js';
 
@@ -19,8 +20,16 @@ export const tokensRoutes =
             'Exchanges a token (valid, or expired for at most the refresh window, 7 days by default) for a new one with the ' +
             'same owner and grants. Each token can be exchanged once: presenting an exchanged token again revokes every ' +
             'token of its chain (reuse detection) and answers 401. Rate limited per client address.',
+          // The token to exchange is in the body: no Authorization header.
+          security: [],
           body: RefreshRequestSchema,
-          response: { 200: TokenPairSchema, ...errorResponses(400, 401, 429) },
+          response: withHeaders(
+            {
+              200: responseDoc(TokenPairSchema, { description: 'The new token; the one sent is exchanged.' }),
+              ...errorResponses(400, 401, 413, 415, 429, 500, 503),
+            },
+            RATE_LIMITED_HEADERS,
+          ),
         },
       },
       async (request) => {

@@ -16,7 +16,7 @@ export const RefreshRequestSchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, description: 'TokenPair' },
+  { additionalProperties: false, description: 'RefreshRequest: the token to exchange.' },
 );
 
 export const TokenPairSchema = Type.Object(
@@ -24,7 +24,7 @@ export const TokenPairSchema = Type.Object(
     token: Type.String({ description: 'A JWT access token: send it as `Authorization: Bearer <token>`.' }),
     expires_at: Type.String({ format: 'date-time', description: 'When the token expires (RFC 3339, UTC).' }),
   },
-  { description: 'TokenPair' },
+  { additionalProperties: false, description: 'TokenPair: a token and when it expires.' },
 );
 
 export type RefreshRequest = Static<typeof RefreshRequestSchema>;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { Redis } from 'ioredis';
-import { describeEachBackend } from '../../helpers/backends.js';
+import { describeEachBackend, describeOrSkip } from '../../helpers/backends.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
-import { testRedisUrl } from '../../helpers/environment.js';
+import { skipWithoutRedis, testRedisUrl } from '../../helpers/environment.js';
 
 describeEachBackend('health', (backend) => {
   it('answers /health and /ready with the database and migrations checked', async (t) => {
@@ -91,7 +91,7 @@ describeEachBackend('health', (backend) => {
   });
 });
 
-describe('health with Redis', { skip: testRedisUrl ? false : 'TEST_REDIS_URL is not set' }, () => {
+describeOrSkip('health with Redis', { skip: skipWithoutRedis }, () => {
   it('checks Redis in /ready and closes the connection with the app', async (t) => {
     const { app, config } = await buildTestApp(t, { redis: true });
     const ready = await app.inject({ method: 'GET', url: '/ready' });

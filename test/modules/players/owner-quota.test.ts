@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it, type TestContext } from 'node:test';
-import { describeEachBackend } from '../../helpers/backends.js';
+import { after, before, it, type TestContext } from 'node:test';
+import { describeEachBackend, describeOrSkip } from '../../helpers/backends.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
-import { testRedisUrl } from '../../helpers/environment.js';
+import { skipWithoutRedis } from '../../helpers/environment.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { buildPlayerTestApp } from '../../helpers/player-app.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
@@ -133,9 +133,7 @@ describeEachBackend(
   { caches: true },
 );
 
-describe('the owner quota across instances sharing Redis', {
-  skip: testRedisUrl ? false : 'TEST_REDIS_URL is not set',
-}, () => {
+describeOrSkip('the owner quota across instances sharing Redis', { skip: skipWithoutRedis }, () => {
   it('is one quota for both instances', async (t) => {
     const fake = await startFakeUpstream({ rateLimit: KEY_LIMIT, rateLimitWindowSeconds: WINDOW_SECONDS });
     t.after(() => fake.close());

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
+import { describeOrSkip } from '../../helpers/backends.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
-import { testRedisUrl } from '../../helpers/environment.js';
+import { skipWithoutRedis } from '../../helpers/environment.js';
 import { type FakeUpstream, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
 
@@ -35,9 +36,7 @@ describe('the upstream budget under a burst', () => {
   });
 });
 
-describe('players across instances sharing Redis', {
-  skip: testRedisUrl ? false : 'TEST_REDIS_URL is not set',
-}, () => {
+describeOrSkip('players across instances sharing Redis', { skip: skipWithoutRedis }, () => {
   /** Two instances of one deployment: one database, one Redis key space. */
   async function twoInstances(t: TestContext, fake: FakeUpstream) {
     const first = await buildTestApp(t, { upstream: fake, redis: true, env: WHOLE_KEY });

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { describe, it, type TestContext } from 'node:test';
+import { it, type TestContext } from 'node:test';
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import { sql } from 'kysely';
 import type { TokensTables } from '../../../src/modules/tokens/tokens.tables.js';
 import { executorOf, inTransaction } from '../../../src/platform/db/transactions.js';
-import { type Backend, describeEachBackend } from '../../helpers/backends.js';
+import { type Backend, describeEachBackend, describeOrSkip } from '../../helpers/backends.js';
 import { buildTestApp, TEST_JWT_SECRET } from '../../helpers/build-test-app.js';
-import { testRedisUrl } from '../../helpers/environment.js';
+import { skipWithoutRedis } from '../../helpers/environment.js';
 import { addWhoamiRoute, bearer, issueToken, testTokens } from '../../helpers/tokens.js';
 
 const HOUR_MS = 3_600_000;
@@ -279,9 +279,7 @@ describeEachBackend('tokens', (backend) => {
   });
 });
 
-describe('rate limits shared through Redis', {
-  skip: testRedisUrl ? false : 'TEST_REDIS_URL is not set',
-}, () => {
+describeOrSkip('rate limits shared through Redis', { skip: skipWithoutRedis }, () => {
   it('counts one budget for two instances', async (t) => {
     const env = { RATE_LIMIT_AUTH_PER_MINUTE: '4' };
     const first = await buildTestApp(t, { redis: true, env });

@@ -1,0 +1,139 @@
+import type { TSchema } from 'typebox';
+
+/**
+ * How a route documents its answers: one entry per status of its `response` schema, in the form Fastify and
+ * @fastify/swagger both read, `{ description, headers, content: { <media type>: { schema } } }`. The
+ * schemas are the OpenAPI document only (the app serializes with its own serializer), so nothing but the
+ * tests (test/helpers/openapi-conformance.ts) keeps them true: declare every status and header a route
+ * really answers with.
+ */
+
+/** A response header: its meaning, its value's JSON schema (header values are text: `integer` means digits). */
+export interface HeaderDoc {
+  readonly description: string;
+  readonly schema: Readonly<Record<string, unknown>>;
+  /** Present on every answer of the status it is declared for; otherwise only on some. */
+  readonly required?: boolean;
+}
+
+export type HeaderDocs = Readonly<Record<string, HeaderDoc>>;
+
+/**
+ * @fastify/swagger renders a declared header as `{ description, schema }` and nothing else, so a header's
+ * `required` rides in its schema under this key; the document's final pass (http-docs.ts) lifts it out.
+ */
+export const REQUIRED_HEADER_KEY = 'x-required';
+
+/** A header as @fastify/swagger reads it from a response entry: its schema, with its description beside. */
+type RenderedHeader = Readonly<Record<string, unknown>>;
+
+export interface ResponseDoc<S extends TSchema = TSchema> {
+  readonly description: string;
+  readonly headers?: Readonly<Record<string, RenderedHeader>>;
+  readonly content: Readonly<Record<string, { readonly schema: S }>>;
+}
+
+export interface ResponseDocOptions {
+  /** What this answer means; the schema's description when not given. */
+  readonly description?: string;
+  readonly headers?: HeaderDocs;
+  /** The body's media type; `application/json` unless given. */
+  readonly mediaType?: string;
+}
+
+function renderHeaders(headers: HeaderDocs): Record<string, RenderedHeader> {
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, header]) => [
+      name,
+      {
+        ...header.schema,
+        description: header.description,
+        ...(header.required ? { [REQUIRED_HEADER_KEY]: true } : {}),
+      },
+    ]),
+  );
+}
+
+/** One status of a route's `response`: the body's schema, its description and its headers. */
+export function responseDoc<S extends TSchema>(schema: S, options: ResponseDocOptions = {}): ResponseDoc<S> {
+  const description = options.description ?? (schema as { description?: string }).description;
+  if (!description) throw new TypeError('A documented response needs a description');
+  return {
+    description,
+    ...(options.headers && Object.keys(options.headers).length > 0
+      ? { headers: renderHeaders(options.headers) }
+      : {}),
+    content: { [options.mediaType ?? 'application/json']: { schema } },
+  };
+}
+
+/** The same responses, each also declaring `headers` (the headers every answer of a route may carry). */
+export function withHeaders<R extends Readonly<Record<number, ResponseDoc>>>(
+  responses: R,
+  headers: HeaderDocs,
+): R {
+  const rendered = renderHeaders(headers);
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => [
+      status,
+      { ...response, headers: { ...response.headers, ...rendered } },
+    ]),
+  ) as R;
+}
+
+const SECONDS = { type: 'integer', minimum: 0 } as const;
+
+/** `Retry-After` in seconds (never an HTTP date). */
+export const retryAfterHeader = (required: boolean, description: string): HeaderDocs => ({
+  'Retry-After': { description, schema: { ...SECONDS, minimum: 1 }, required },
+});
+
+/** `Cache-Control: no-store`: on every error and every failure, which no cache may keep. */
+export const NO_STORE_HEADERS: HeaderDocs = {
+  'Cache-Control': {
+    description: 'Errors and failures are never kept by a cache.',
+    schema: { type: 'string', enum: ['no-store'] },
+    required: true,
+  },
+};
+
+/** The headers of a value served from the cache (platform/http/cache-headers.ts). */
+export const CACHED_VALUE_HEADERS: HeaderDocs = {
+  'X-Cache': {
+    description:
+      'Where the answer came from: HIT (a fresh copy from the cache), MISS (fetched now from the upstream) or ' +
+      'STALE (an older copy standing in while the upstream fails).',
+    schema: { type: 'string', enum: ['HIT', 'MISS', 'STALE'] },
+    required: true,
+  },
+  Age: {
+    description: 'Seconds since the copy was fetched from the upstream.',
+    schema: SECONDS,
+    required: true,
+  },
+  'Cache-Control': {
+    description:
+      '`private, max-age=<seconds the copy stays fresh>` (0 for a stale copy): a client may keep it that long.',
+    schema: { type: 'string', pattern: '^private, max-age=[0-9]+$', example: 'private, max-age=60' },
+    required: true,
+  },
+};
+
+/**
+ * The headers @fastify/rate-limit adds to every answer of a rate-limited route (platform/rate-limit.ts),
+ * unless its store (Redis) fails, when the request passes without them.
+ */
+export const RATE_LIMITED_HEADERS: HeaderDocs = {
+  'X-RateLimit-Limit': {
+    description: 'Requests allowed per window from one client address.',
+    schema: SECONDS,
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in the current window.',
+    schema: SECONDS,
+  },
+  'X-RateLimit-Reset': {
+    description: 'Seconds until the window resets.',
+    schema: SECONDS,
+  },
+};

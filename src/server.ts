@@ -45,6 +45,8 @@ const LISTEN_FAILURES: Readonly<Record<string, string>> = {
   EADDRINUSE: 'the address is already in use (another process listens there)',
   EACCES: 'this user may not listen on that port',
   EADDRNOTAVAIL: 'this machine has no such address',
+  ENOTFOUND: 'no such host name',
+  EAI_AGAIN: 'the host name cannot be resolved now',
 };
 
 async function listen(app: FastifyInstance, host: string, port: number): Promise<void> {

@@ -75,7 +75,16 @@ export function sendError(
   publicUrl: string | undefined,
 ) {
   const appError = toAppError(error);
-  if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+  // An outage of the database is expected weather, logged once per connection lost by the pool: each
+  // request it fails is a warning with the driver's words, not an error with a stack.
+  if (isDatabaseUnavailable(error)) {
+    const { message, code } = error as Error & { code?: string };
+    request.log.warn({ reason: message, code }, 'database unavailable; answered 503');
+  } else if (appError.status >= 500 && !(error instanceof AppError)) {
+    // An AppError is an answer the code chose (a dependency down, shutting down), logged where it was
+    // decided; anything else answered 5xx is a bug.
+    request.log.error({ err: error }, 'request failed');
+  }
   return reply
     .code(appError.status)
     .headers({ ...ERROR_HEADERS, ...appError.headers })

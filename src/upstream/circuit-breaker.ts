@@ -51,8 +51,11 @@ export function createCircuitBreaker(
     },
     failed() {
       consecutive += 1;
+      // Opens when the count is reached, or reopens when the half-open trial fails. A request admitted
+      // before the circuit opened and failing after neither restarts the cooldown nor opens it again.
+      const trialFailed = openedAt !== undefined && trialInFlight;
       trialInFlight = false;
-      if (openedAt !== undefined || consecutive >= failures) {
+      if (trialFailed || (openedAt === undefined && consecutive >= failures)) {
         openedAt = now();
         onChange?.('opened', consecutive);
       }

@@ -57,14 +57,24 @@ export function createRedisQuota(
       options.sharePercent,
       options.windowMs,
     )) as number[];
+  // Logged when Redis fails and when it answers again, not on every call meanwhile (every lookup makes one).
+  let failing = false;
   const fallBack = (error: unknown) => {
+    if (failing) return;
+    failing = true;
     log.warn({ err: error }, "redis quota unavailable; using this instance's own owner quotas");
+  };
+  const answered = () => {
+    if (!failing) return;
+    failing = false;
+    log.info('redis quota available again');
   };
 
   return {
     async take(owner) {
       try {
         const [allowed, limit = 0, used = 0, resetMs = 0] = await run(TAKE, owner);
+        answered();
         if (allowed === 1) return { allowed: true };
         return { allowed: false, status: quotaStatus(limit, used, resetMs, options.windowMs) };
       } catch (error) {
@@ -79,6 +89,7 @@ export function createRedisQuota(
     async status(owner) {
       try {
         const [limit, used = 0, resetMs = 0] = await run(STATUS, owner);
+        answered();
         return limit === undefined ? undefined : quotaStatus(limit, used, resetMs, options.windowMs);
       } catch (error) {
         fallBack(error);

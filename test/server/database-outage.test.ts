@@ -132,5 +132,11 @@ describeOrSkip('PostgreSQL connection loss', { skip: skipWithoutPostgres, concur
     proxy.restore();
     await eventually(async () => servedOrUnavailable(await whoami()));
     assert.equal((await app.inject({ method: 'GET', url: '/ready' })).statusCode, 200);
+    // An outage is expected weather: warnings, never an error with a stack for each request it failed.
+    assert.deepEqual(
+      logs.lines.filter((line) => line.level === 'error' || line.level === 'fatal'),
+      [],
+    );
+    assert.ok(logs.lines.some((line) => line.msg === 'database unavailable; answered 503'));
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -113,6 +113,32 @@ describe('start-up failures', { concurrency: true }, () => {
     const outcome = await startService({ DATABASE_URL: database.url, PORT: String(port) }).exited;
     const line = assertOneLineFailure(outcome);
     assert.match(line, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use`));
+  });
+
+  it('a host name that does not resolve: one clear line naming it, and exit 1', async (t) => {
+    const database = await createTestDatabase('sqlite');
+    t.after(() => database.drop());
+    const outcome = await startService({ DATABASE_URL: database.url, HOST: 'nonexistent.invalid' }).exited;
+    const line = assertOneLineFailure(outcome);
+    assert.match(line, /cannot listen on nonexistent\.invalid:0: no such host name/);
+  });
+
+  it('a database that accepts connections but never answers: bounded by the timeout, one line, exit 1', async (t) => {
+    // Takes connections and says nothing; closing it ends them too (an idle accepted socket would not end).
+    const accepted = new Set<Socket>();
+    const silentServer = createServer((socket) => accepted.add(socket)).listen(0, '127.0.0.1');
+    await once(silentServer, 'listening');
+    t.after(() => {
+      for (const socket of accepted) socket.destroy();
+      return new Promise((resolve) => silentServer.close(resolve));
+    });
+    const { port } = silentServer.address() as { port: number };
+    const outcome = await startService({
+      DATABASE_URL: `postgres://service@127.0.0.1:${port}/players`,
+      DATABASE_CONNECT_TIMEOUT_SECONDS: '2',
+    }).exited;
+    const line = assertOneLineFailure(outcome);
+    assert.match(line, /cannot reach the database .* \(tried for 2 s\): no answer within/);
   });
 
   it('a database file that cannot be created: one clear line naming it, and exit 1', async (t) => {

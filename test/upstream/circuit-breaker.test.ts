@@ -43,6 +43,28 @@ describe('circuit breaker', () => {
     assert.deepEqual(breaker.admit(), { allowed: true });
   });
 
+  it('opens once: requests admitted before it opened and failing after neither reopen it nor restart the cooldown', () => {
+    const changes: string[] = [];
+    const clock = { now: 0 };
+    const breaker = createCircuitBreaker(2, COOLDOWN_MS, {
+      now: () => clock.now,
+      onChange: (change) => changes.push(change),
+    });
+    for (let request = 0; request < 5; request++) assert.ok(breaker.admit().allowed);
+    breaker.failed();
+    breaker.failed();
+    clock.now += 300;
+    breaker.failed();
+    breaker.failed();
+    breaker.failed();
+    assert.deepEqual(changes, ['opened'], 'one change, told once');
+    assert.deepEqual(breaker.admit(), { allowed: false, retryAfterMs: COOLDOWN_MS - 300 });
+    clock.now += COOLDOWN_MS;
+    assert.ok(breaker.admit().allowed);
+    breaker.succeeded();
+    assert.deepEqual(changes, ['opened', 'closed']);
+  });
+
   it('reopens for a whole cooldown when the trial fails', () => {
     const { breaker, clock } = setup(1);
     breaker.failed();

@@ -129,8 +129,11 @@ describeOrSkip('owner quota (redis)', { skip: skipWithoutRedis }, () => {
       maxRetriesPerRequest: 0,
     });
     t.after(() => broken.disconnect());
-    const quota = createRedisQuota(broken, keys(), options, async () => 4, silent);
+    const warnings: unknown[] = [];
+    const log = { ...silent, warn: (...line: unknown[]) => warnings.push(line) } as typeof silent;
+    const quota = createRedisQuota(broken, keys(), options, async () => 4, log);
     assert.equal(await takeAll(quota, 'a', 3), 1, 'floor(4 x 25 %) = 1, counted in process');
     assert.equal((await quota.status('a'))?.remaining, 0);
+    assert.equal(warnings.length, 1, 'the failure is logged once, not on every call');
   });
 });

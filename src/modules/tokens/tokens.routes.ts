@@ -1,6 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../platform/error-response.js';
-import { RATE_LIMITED_HEADERS, responseDoc, withHeaders } from '../../platform/http/response-docs.js';
+import {
+  NO_STORE_HEADERS,
+  RATE_LIMITED_HEADERS,
+  responseDoc,
+  withHeaders,
+} from '../../platform/http/response-docs.js';
 import { RefreshRequestSchema, TokenPairSchema } from './tokens.schemas.js';
 import type { TokensService } from './tokens.service.js';
 
@@ -25,15 +30,20 @@ export const tokensRoutes =
           body: RefreshRequestSchema,
           response: withHeaders(
             {
-              200: responseDoc(TokenPairSchema, { description: 'The new token; the one sent is exchanged.' }),
+              200: responseDoc(TokenPairSchema, {
+                description: 'The new token; the one sent is exchanged.',
+                headers: NO_STORE_HEADERS,
+              }),
               ...errorResponses(400, 401, 413, 415, 429, 500, 503),
             },
             RATE_LIMITED_HEADERS,
           ),
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const issued = await service.refresh(request.body.token, request.body.expires_at);
+        // A token in a response is kept by no cache (RFC 6749, 5.1).
+        reply.header('cache-control', 'no-store');
         return { token: issued.token, expires_at: issued.expiresAt.toISOString() };
       },
     );

@@ -58,7 +58,9 @@ export async function waitForDatabase(
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
-      await pingDatabase(db);
+      // A try is bounded by the time left (a server that never answers would hold it for the driver's own
+      // connect timeout), but gets at least the interval.
+      await answerWithin(pingDatabase(db), Math.max(deadline - Date.now(), RETRY_INTERVAL_MS));
       return;
     } catch (error) {
       const last = Date.now() + RETRY_INTERVAL_MS > deadline;
@@ -72,6 +74,19 @@ export async function waitForDatabase(
       log.warn({ attempt, reason: reasonOf(error) }, 'database not reachable yet; trying again');
       await sleep(RETRY_INTERVAL_MS);
     }
+  }
+}
+
+/** `work`'s outcome, or a failure saying it did not come within `ms`. */
+async function answerWithin<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${Math.ceil(ms / 1000)} s`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -28,6 +28,9 @@ describeEachBackend('tokens', (backend) => {
   it('issues a token that opens a guarded route, with the owner exact', async (t) => {
     const { app, config, whoami } = await setup(t, backend);
     const token = await issueToken(app, config, { owner: 18446744073709551615n, grants: ['player:read'] });
+    const refreshed = await app.inject({ method: 'POST', url: '/auth/refresh', payload: { token } });
+    assert.equal(refreshed.statusCode, 200, refreshed.body);
+    assert.equal(refreshed.headers['cache-control'], 'no-store', 'no cache keeps a token');
     const reply = await whoami(token);
     assert.equal(reply.statusCode, 200, reply.body);
     assert.equal(reply.body, '{"owner":18446744073709551615,"grants":["player:read"]}');

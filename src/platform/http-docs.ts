@@ -62,50 +62,49 @@ function addEveryRouteErrors({ schema, url }: { schema: FastifySchema; url: stri
   return { schema: { ...schema, response }, url };
 }
 
+/** Every operation of a rendered document. */
+function* operationsOf(document: Json): Generator<Json> {
+  for (const pathItem of Object.values(isObject(document.paths) ? document.paths : {})) {
+    for (const operation of Object.values(isObject(pathItem) ? pathItem : {})) {
+      if (isObject(operation)) yield operation;
+    }
+  }
+}
+
 /**
  * The rendered document's last pass: each response header's `required` is lifted out of its schema (where
  * it rode through @fastify/swagger), every response gets the platform's headers by reference, and the
- * security schemes no operation uses are left out.
+ * security schemes no operation uses (metricsToken, on an instance without METRICS_TOKEN) are left out.
  */
 function finishDocument(document: Json): Json {
   const platformRefs = Object.fromEntries(
     Object.keys(PLATFORM_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
   );
-  for (const pathItem of Object.values(isObject(document.paths) ? document.paths : {})) {
-    for (const operation of Object.values(isObject(pathItem) ? pathItem : {})) {
-      if (!isObject(operation) || !isObject(operation.responses)) continue;
-      for (const response of Object.values(operation.responses)) {
-        if (!isObject(response)) continue;
-        const headers = isObject(response.headers) ? response.headers : {};
-        for (const header of Object.values(headers)) {
-          if (!isObject(header) || !isObject(header.schema)) continue;
-          const { [REQUIRED_HEADER_KEY]: required, ...schema } = header.schema;
-          header.schema = schema;
-          if (required === true) header.required = true;
-        }
-        response.headers = { ...platformRefs, ...headers };
-      }
-    }
-  }
-  dropUnusedSecuritySchemes(document);
-  return document;
-}
-
-/** Security schemes no operation uses (metricsToken, on an instance without METRICS_TOKEN) are left out. */
-function dropUnusedSecuritySchemes(document: Json): void {
-  const { components } = document;
-  if (!isObject(components) || !isObject(components.securitySchemes)) return;
-  const used = new Set<string>();
-  for (const pathItem of Object.values(isObject(document.paths) ? document.paths : {})) {
-    for (const operation of Object.values(isObject(pathItem) ? pathItem : {})) {
-      if (!isObject(operation) || !Array.isArray(operation.security)) continue;
+  const usedSchemes = new Set<string>();
+  for (const operation of operationsOf(document)) {
+    if (Array.isArray(operation.security)) {
       for (const requirement of operation.security)
-        for (const name of Object.keys(requirement)) used.add(name);
+        for (const name of Object.keys(requirement)) usedSchemes.add(name);
+    }
+    for (const response of Object.values(isObject(operation.responses) ? operation.responses : {})) {
+      if (!isObject(response)) continue;
+      const headers = isObject(response.headers) ? response.headers : {};
+      for (const header of Object.values(headers)) {
+        if (!isObject(header) || !isObject(header.schema)) continue;
+        const { [REQUIRED_HEADER_KEY]: required, ...schema } = header.schema;
+        header.schema = schema;
+        if (required === true) header.required = true;
+      }
+      response.headers = { ...platformRefs, ...headers };
     }
   }
-  components.securitySchemes = Object.fromEntries(
-    Object.entries(components.securitySchemes).filter(([name]) => used.has(name)),
-  );
+  const { components } = document;
+  if (isObject(components) && isObject(components.securitySchemes)) {
+    components.securitySchemes = Object.fromEntries(
+      Object.entries(components.securitySchemes).filter(([name]) => usedSchemes.has(name)),
+    );
+  }
+  return document;
 }
 
 /**

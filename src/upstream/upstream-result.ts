@@ -1,5 +1,6 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
+import { principalOf } from '../platform/auth/route-guard.js';
 import type { Freshness } from '../platform/cache/cached-resource.js';
 import { ErrorResponseRef, errorResponses } from '../platform/error-response.js';
 import { sendJsonBytes, setCacheHeaders } from '../platform/http/cache-headers.js';
@@ -102,6 +103,23 @@ export async function answerLookup<T>(reply: FastifyReply, answer: UpstreamLooku
   }
   setQuotaHeaders(reply, await answer.quota.status(answer.owner));
   return answer.send(reply, found);
+}
+
+/**
+ * The handler of an upstream-backed endpoint, given the `{player}` its route validated: looks it up for
+ * the caller's owner (charged for the upstream calls it costs) and answers with `send`, or in the result
+ * shape of `field`.
+ */
+export function lookupHandler<T>(
+  field: string,
+  quota: Pick<OwnerQuota, 'status'>,
+  lookup: (player: string, owner: string) => Promise<T>,
+  send: (reply: FastifyReply, found: T) => FastifyReply,
+) {
+  return (request: FastifyRequest, reply: FastifyReply, player: string) => {
+    const owner = String(principalOf(request).owner);
+    return answerLookup(reply, { field, owner, quota, lookup: () => lookup(player, owner), send });
+  };
 }
 
 /** The result shape of a failure, `{success: false, cause, throttle, <field>: null}`. */

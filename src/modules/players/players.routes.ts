@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { principalOf } from '../../platform/auth/route-guard.js';
 import { PlayerParams } from '../../platform/http/path-params.js';
-import { answerLookup, resultResponses } from '../../upstream/upstream-result.js';
+import { lookupHandler, resultResponses } from '../../upstream/upstream-result.js';
 import type { Upstreams } from '../../upstream/upstreams.js';
 import { sendPlayerLookup } from './players.reply.js';
 import { PLAYER_NOT_FOUND, PlayerFoundSchema } from './players.schemas.js';
@@ -10,6 +9,7 @@ import type { PlayersService } from './players.service.js';
 export const playersRoutes =
   (service: PlayersService, quota: Upstreams['quota']): FastifyPluginAsyncTypebox =>
   async (app) => {
+    const answer = lookupHandler('player', quota, service.lookup, sendPlayerLookup);
     app.get(
       '/player/:player',
       {
@@ -32,15 +32,6 @@ export const playersRoutes =
           }),
         },
       },
-      async (request, reply) => {
-        const owner = String(principalOf(request).owner);
-        return answerLookup(reply, {
-          field: 'player',
-          owner,
-          quota,
-          lookup: () => service.lookup(request.params.player, owner),
-          send: sendPlayerLookup,
-        });
-      },
+      async (request, reply) => answer(request, reply, request.params.player),
     );
   };

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { principalOf } from '../../platform/auth/route-guard.js';
 import { PlayerParams } from '../../platform/http/path-params.js';
-import { answerLookup, resultResponses } from '../../upstream/upstream-result.js';
+import { lookupHandler, resultResponses } from '../../upstream/upstream-result.js';
 import type { Upstreams } from '../../upstream/upstreams.js';
 import { sendProfilesLookup } from './profiles.reply.js';
 import { PROFILES_NOT_FOUND, ProfilesFoundSchema } from './profiles.schemas.js';
@@ -10,6 +9,7 @@ import type { ProfilesService } from './profiles.service.js';
 export const profilesRoutes =
   (service: ProfilesService, quota: Upstreams['quota']): FastifyPluginAsyncTypebox =>
   async (app) => {
+    const answer = lookupHandler('profiles', quota, service.lookup, sendProfilesLookup);
     app.get(
       '/gamemode/profiles/:player',
       {
@@ -30,15 +30,6 @@ export const profilesRoutes =
           }),
         },
       },
-      async (request, reply) => {
-        const owner = String(principalOf(request).owner);
-        return answerLookup(reply, {
-          field: 'profiles',
-          owner,
-          quota,
-          lookup: () => service.lookup(request.params.player, owner),
-          send: sendProfilesLookup,
-        });
-      },
+      async (request, reply) => answer(request, reply, request.params.player),
     );
   };

@@ -122,6 +122,15 @@ describeOrSkip('PostgreSQL connection loss', { skip: skipWithoutPostgres, concur
     await eventually(() => lostConnectionLogged(logs));
     for (let request = 0; request < 3; request++) assertDatabaseUnavailable(await whoami());
     assertDatabaseUnavailable(await app.inject({ method: 'POST', url: '/auth/refresh', payload: { token } }));
+    // An upstream-backed route too: its token check meets the outage first (an ErrorResponse 503, which
+    // its document allows beside the result shape's).
+    assertDatabaseUnavailable(
+      await app.inject({
+        method: 'GET',
+        url: '/player/20934ef9488c465180a78f861586b4cf',
+        headers: bearer(token),
+      }),
+    );
     const ready = await app.inject({ method: 'GET', url: '/ready' });
     assert.equal(ready.statusCode, 503);
     assert.deepEqual(

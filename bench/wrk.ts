@@ -1,0 +1,55 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+
+/** What one load run measured. */
+export interface Measured {
+  readonly requestsPerSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly failures: number;
+}
+
+/** Whether `wrk` (a C load generator: `apt-get install -y wrk`) is installed. */
+export function hasWrk(): boolean {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch (error) {
+    // wrk prints its version and exits 1; only a missing binary is ENOENT.
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
+}
+
+const MS_PER_UNIT: Record<string, number> = { us: 0.001, ms: 1, s: 1000 };
+
+/** `1.23ms`, `850.00us`, `1.02s` in milliseconds. */
+function milliseconds(text: string | undefined): number {
+  const match = /^([\d.]+)(us|ms|s)$/.exec(text ?? '');
+  if (!match?.[1] || !match[2]) throw new Error(`wrk printed a latency it cannot read: ${text}`);
+  return Number(match[1]) * (MS_PER_UNIT[match[2]] ?? Number.NaN);
+}
+
+/**
+ * Loads `url` with wrk (two threads, one per core of the machines it runs on) for `seconds`, and reads
+ * its report: requests per second, the latency percentiles, and failures (non-2xx answers, socket errors).
+ */
+export async function wrkLoad(
+  url: string,
+  {
+    connections,
+    seconds,
+    headers,
+  }: { connections: number; seconds: number; headers: Record<string, string> },
+): Promise<Measured> {
+  const args = ['-t2', `-c${connections}`, `-d${seconds}s`, '--latency'];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
+  const { stdout } = await promisify(execFile)('wrk', [...args, url]);
+  const percentile = (p: string) => milliseconds(new RegExp(`^\\s*${p}%\\s+(\\S+)`, 'm').exec(stdout)?.[1]);
+  const count = (pattern: RegExp) => [...stdout.matchAll(pattern)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return {
+    requestsPerSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
+    p50Ms: percentile('50'),
+    p99Ms: percentile('99'),
+    failures: count(/Non-2xx or 3xx responses: (\d+)/g) + count(/(?:connect|read|write|timeout) (\d+)/g),
+  };
+}

@@ -4,7 +4,7 @@ import type { Config } from './config.js';
 import { createInfrastructure, type Infrastructure } from './infrastructure.js';
 import { createModules } from './modules.js';
 import type { Grant } from './platform/auth/grants.js';
-import { requireGrant, requireOwnerOrGrant } from './platform/auth/route-guard.js';
+import { type GuardOptions, requireGrant, requireOwnerOrGrant } from './platform/auth/route-guard.js';
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, errorHandling, sendError } from './platform/error-handler.js';
 import { crossOrigin } from './platform/http/cors.js';
@@ -22,7 +22,7 @@ declare module 'fastify' {
     /** The app's database; opened by buildApp and closed with the app. */
     db: Database;
     /** A route guard: a valid bearer token, carrying `grant` when one is named (401 / 403 otherwise). */
-    requireGrant(grant?: Grant): preHandlerAsyncHookHandler;
+    requireGrant(grant?: Grant, options?: GuardOptions): preHandlerAsyncHookHandler;
     /**
      * A route guard for someone's resource: a valid bearer token whose owner is the snowflake path
      * parameter `ownerParam`, or which carries `grant` (401 / 403 otherwise).
@@ -99,7 +99,9 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   if (!config.upstream.hypixelApiKey)
     app.log.warn('HYPIXEL_API_KEY is not set: player and profile lookups will fail');
   const modules = await createModules(config, shared);
-  app.decorate('requireGrant', (grant?: Grant) => requireGrant(modules.authenticator, grant));
+  app.decorate('requireGrant', (grant?: Grant, options?: GuardOptions) =>
+    requireGrant(modules.authenticator, grant, options),
+  );
   app.decorate('requireOwnerOrGrant', (grant: Grant, ownerParam: string) =>
     requireOwnerOrGrant(modules.authenticator, grant, ownerParam),
   );

@@ -42,6 +42,7 @@ export const EnvSchema = Type.Object({
   TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 30 * 86_400, default: 3600 }),
   TOKEN_REFRESH_WINDOW_SECONDS: Type.Integer({ minimum: 0, maximum: 90 * 86_400, default: 7 * 86_400 }),
   RATE_LIMIT_AUTH_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
+  APPLICATIONS_MAX_PENDING_PER_OWNER: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
   HYPIXEL_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
   HYPIXEL_API_URL: Type.String({ pattern: HTTP_URL, default: 'https://api.hypixel.net' }),
   MOJANG_API_URL: Type.String({ pattern: HTTP_URL, default: 'https://api.mojang.com' }),

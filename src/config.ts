@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv';
 import { type Env, EnvSchema } from './config-env.js';
 import { corsOriginsOf, corsProblems, describe, secretProblems, timeoutProblems } from './config-problems.js';
+import type { ApplicationsModuleDeps } from './modules/applications/applications.module.js';
 import type { HealthModuleDeps } from './modules/health/health.module.js';
 import type { PlayersSettings } from './modules/players/players.module.js';
 import type { ProfilesModuleDeps } from './modules/profiles/profiles.module.js';
@@ -43,6 +44,8 @@ export interface Config {
   readonly dataDir: string;
   /** Tokens: signing, lifetimes, the refresh window and its rate limit (the tokens module's settings). */
   readonly auth: TokensModuleDeps['settings'];
+  /** Developer applications: the pending limit, and the rate limit of approvals (as for /auth/refresh). */
+  readonly applications: ApplicationsModuleDeps['settings'];
   /** Operations (`/metrics`'s bearer token, when it is protected). */
   readonly operations: HealthModuleDeps['settings'];
   readonly upstream: UpstreamSettings;
@@ -118,6 +121,10 @@ function toConfig(env: Env): Config {
       clockLeewaySeconds: env.JWT_CLOCK_LEEWAY_SECONDS,
       tokenTtlSeconds: env.TOKEN_TTL_SECONDS,
       refreshWindowSeconds: env.TOKEN_REFRESH_WINDOW_SECONDS,
+      rateLimitPerMinute: env.RATE_LIMIT_AUTH_PER_MINUTE,
+    },
+    applications: {
+      maxPendingPerOwner: env.APPLICATIONS_MAX_PENDING_PER_OWNER,
       rateLimitPerMinute: env.RATE_LIMIT_AUTH_PER_MINUTE,
     },
     operations: { metricsToken: env.METRICS_TOKEN },

@@ -1,3 +1,4 @@
+import { applications } from './modules/applications/migrations/0003-applications.js';
 import { players } from './modules/players/migrations/0002-players.js';
 import { tokens } from './modules/tokens/migrations/0001-tokens.js';
 import type { Migrations } from './platform/db/migrator.js';
@@ -10,4 +11,5 @@ import type { Migrations } from './platform/db/migrator.js';
 export const migrations: Migrations = {
   '0001-tokens': tokens,
   '0002-players': players,
+  '0003-applications': applications,
 };

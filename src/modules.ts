@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import type { Infrastructure } from './infrastructure.js';
+import { createApplicationsModule } from './modules/applications/applications.module.js';
 import { createHealthModule } from './modules/health/health.module.js';
 import { createPlayersModule } from './modules/players/players.module.js';
 import { createProfilesModule } from './modules/profiles/profiles.module.js';
@@ -29,6 +30,11 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     log: shared.log,
   });
   const tokens = await createTokensModule({ db, settings: config.auth, dataDir: config.dataDir });
+  const applications = createApplicationsModule({
+    db,
+    tokens: tokens.service,
+    settings: config.applications,
+  });
   const players = createPlayersModule({ db, caching, upstreams, settings: config.cache, log: shared.log });
   const profiles = createProfilesModule({
     caching,
@@ -36,5 +42,5 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     players: players.service,
     settings: config.cache,
   });
-  return { list: [health, tokens, players, profiles], authenticator: tokens.service };
+  return { list: [health, tokens, applications, players, profiles], authenticator: tokens.service };
 }

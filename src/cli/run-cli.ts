@@ -1,11 +1,16 @@
 import { ConfigError, loadConfig } from '../config.js';
+import { applicationsCommand } from './applications.command.js';
 import type { CliIo, Command } from './cli-context.js';
 import { migrateCommand } from './migrate.command.js';
 import { tokenCommand } from './token.command.js';
 import { USAGE, UsageError } from './usage.js';
 import { packageVersion } from './version.js';
 
-const commands: Readonly<Record<string, Command>> = { migrate: migrateCommand, token: tokenCommand };
+const commands: Readonly<Record<string, Command>> = {
+  migrate: migrateCommand,
+  token: tokenCommand,
+  applications: applicationsCommand,
+};
 
 const HELP = new Set(['help', '--help', '-h']);
 

@@ -10,6 +10,12 @@ Commands:
       Grants: ${GRANTS.join(', ')}
   token revoke --jti <jti>
       Revoke a token and every token refreshed from it, or that it was refreshed from.
+  applications list [--state <state>] [--owner <id>] [--limit <n>]
+      Print developer applications, newest first, one JSON object per line (100 unless --limit).
+      States: pending, approved, rejected, withdrawn, revoked
+  applications approve|reject|revoke <id> [--reason <text>]
+      Decide on an application as an operator (recorded as "operator" in its history); prints it.
+      Approving prints the application's credential, a token for its owner with its grants, once.
   help, --help, -h
       Print this help.
   --version

@@ -40,6 +40,37 @@ const catalogue = {
     status: 403,
     reason: 'Only the owner of this resource, or a token with the grant that opens it, may do this.',
   },
+  TOKEN_NO_OWNER: {
+    code: 11009,
+    status: 401,
+    reason: 'The access token does not say who its owner is.',
+  },
+  APPLICATION_NOT_FOUND: { code: 12001, status: 404, reason: 'There is no such application.' },
+  APPLICATION_STATE_CONFLICT: {
+    code: 12002,
+    status: 409,
+    reason: 'The application cannot make that change from the state it is in.',
+  },
+  TOO_MANY_PENDING_APPLICATIONS: {
+    code: 12003,
+    status: 409,
+    reason: 'You have as many pending applications as allowed; withdraw one or wait for a decision.',
+  },
+  OWNER_MISMATCH: {
+    code: 12004,
+    status: 400,
+    reason: 'The owner given is not the owner of the access token.',
+  },
+  NOT_APPLICATION_OWNER: {
+    code: 12005,
+    status: 403,
+    reason: "Only the application's owner may do this.",
+  },
+  OWN_APPLICATION_REVIEW: {
+    code: 12006,
+    status: 403,
+    reason: 'A reviewer may not approve their own application.',
+  },
   INTERNAL_ERROR: { code: 19001, status: 500, reason: 'Something went wrong on our side.' },
   SHUTTING_DOWN: { code: 19002, status: 503, reason: 'The service is restarting; try again shortly.' },
   DEPENDENCY_UNAVAILABLE: {

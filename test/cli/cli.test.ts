@@ -76,6 +76,71 @@ describe('command line', () => {
     assert.deepEqual([again.code, JSON.parse(again.stdout)], [1, { revoked: 0 }], 'nothing left to revoke');
   });
 
+  it('lists applications and decides on them as an operator; approval prints a working credential', async (t) => {
+    const env = await freshDatabase(t, dialects.at(-1));
+    assert.equal((await cli(env, 'migrate')).code, 0);
+    const service = await buildApp({ config: loadConfig({ ...env, LOG_LEVEL: 'silent' }) });
+    addWhoamiRoute(service, 'ping:read');
+    t.after(() => service.close());
+    const developer = JSON.parse(
+      (await cli(env, 'token', 'issue', '--owner', '18446744073709551615', '--grant', 'player:read')).stdout,
+    ).token;
+    const apply = async (name: string) => {
+      const reply = await service.inject({
+        method: 'POST',
+        url: '/admin/developer/applications',
+        headers: bearer(developer),
+        payload: { name, grants: ['ping:read'] },
+      });
+      assert.equal(reply.statusCode, 200, reply.body);
+      return JSON.parse(reply.body).id as string;
+    };
+    const first = await apply('first');
+    const second = await apply('second');
+
+    const listed = await cli(env, 'applications', 'list', '--state', 'pending');
+    assert.equal(listed.code, 0, listed.stderr);
+    const lines = listed.stdout.trim().split('\n');
+    assert.deepEqual(
+      lines.map((line) => JSON.parse(line).id),
+      [second, first],
+      'one JSON object per line, newest first',
+    );
+    assert.match(lines[0] ?? '', /"owner":18446744073709551615,/, 'the owner exact');
+    assert.equal(
+      (await cli(env, 'applications', 'list', '--limit', '1')).stdout.trim().split('\n').length,
+      1,
+    );
+
+    const approved = await cli(env, 'applications', 'approve', first, '--reason', 'known developer');
+    assert.equal(approved.code, 0, approved.stderr);
+    const answer = JSON.parse(approved.stdout);
+    assert.equal(answer.currentState, 'approved');
+    assert.deepEqual(answer.history.at(-1), {
+      from: 'pending',
+      to: 'approved',
+      at: answer.history.at(-1).at,
+      actor: 'operator',
+      reason: 'known developer',
+    });
+    assert.match(approved.stderr, /shown this once/);
+    const whoami = (token: string) =>
+      service.inject({ method: 'GET', url: '/test/whoami', headers: bearer(token) });
+    assert.equal((await whoami(answer.credential.token)).statusCode, 200);
+
+    assert.equal((await cli(env, 'applications', 'revoke', first)).code, 0);
+    assert.equal((await whoami(answer.credential.token)).statusCode, 401, 'revoking kills the credential');
+    const refused = await cli(env, 'applications', 'approve', first);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /the application is revoked, a final state/);
+    const unknown = await cli(env, 'applications', 'reject', '00000000-0000-4000-8000-000000000000');
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /there is no application 00000000-0000-4000-8000-000000000000/);
+    const rejected = await cli(env, 'applications', 'reject', second);
+    assert.equal(rejected.code, 0, rejected.stderr);
+    assert.equal(JSON.parse(rejected.stdout).credential, undefined);
+  });
+
   it('migrates a database and says what it applied', async (t) => {
     const env = await freshDatabase(t);
     const first = await cli(env, 'migrate');
@@ -109,6 +174,16 @@ describe('command line', () => {
       ['token', 'issue', '--owner', '18446744073709551616', '--grant', 'player:read'],
       ['token', 'issue', '--owner', '1', '--grant', 'player:read', '--colour'],
       ['token', 'revoke'],
+      ['applications'],
+      ['applications', 'approve'],
+      ['applications', 'approve', 'not-an-id'],
+      ['applications', 'withdraw', '00000000-0000-4000-8000-000000000000'],
+      ['applications', 'list', '--state', 'lost'],
+      ['applications', 'list', '--owner', 'abc'],
+      ['applications', 'list', '--limit', '0'],
+      ['applications', 'list', '--reason', 'x'],
+      ['applications', 'reject', '00000000-0000-4000-8000-000000000000', '--reason', 'a\u0000b'],
+      ['applications', 'reject', '00000000-0000-4000-8000-000000000000', '--state', 'pending'],
     ]) {
       // A configuration that does not load: a command that got as far as reading it would exit 1, not 2.
       const { code, stdout, stderr } = await cli({ DATABASE_URL: 'mysql://x' }, ...args);

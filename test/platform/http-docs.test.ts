@@ -79,6 +79,13 @@ describe('OpenAPI and docs', () => {
       'get /ready': [],
       'get /metrics': [],
       'post /auth/refresh': [],
+      'post /admin/developer/applications': [{ bearerAuth: [] }],
+      'get /admin/developer/applications': [{ bearerAuth: [] }],
+      'get /admin/developer/applications/{id}': [{ bearerAuth: [] }],
+      'post /admin/developer/applications/{id}/approve': [{ bearerAuth: [] }],
+      'post /admin/developer/applications/{id}/reject': [{ bearerAuth: [] }],
+      'post /admin/developer/applications/{id}/revoke': [{ bearerAuth: [] }],
+      'post /admin/developer/applications/{id}/withdraw': [{ bearerAuth: [] }],
       'get /player/{player}': [{ bearerAuth: [] }],
       'get /gamemode/profiles/{player}': [{ bearerAuth: [] }],
     });

@@ -30,8 +30,11 @@ export interface TokensService extends Authenticator {
    * grants. The old one can never be exchanged again: presenting it again revokes its whole chain.
    */
   refresh(token: string, expiresAt?: string): Promise<IssuedToken>;
-  /** Revokes the token's whole chain (the credential, whichever of its tokens is current); how many it revoked. */
-  revoke(jti: string): Promise<number>;
+  /**
+   * Revokes the token's whole chain (the credential, whichever of its tokens is current); how many it
+   * revoked. With `within`, in the caller's transaction (an application's revocation and its credential's).
+   */
+  revoke(jti: string, options?: { readonly within?: Executor }): Promise<number>;
 }
 
 /** What the tokens service needs of the configuration. */
@@ -141,9 +144,10 @@ export function createTokensService({
       return reuseDetected(await usableRecord(claims));
     },
 
-    async revoke(jti) {
-      const record = await repository.find(jti);
-      return record ? repository.revokeChain(record.chainId, 'revoked', now()) : 0;
+    async revoke(jti, { within } = {}) {
+      const tokens = within ? createTokensRepository(within) : repository;
+      const record = await tokens.find(jti);
+      return record ? tokens.revokeChain(record.chainId, 'revoked', now()) : 0;
     },
 
     async authenticate(token): Promise<Principal> {

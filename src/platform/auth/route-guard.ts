@@ -27,13 +27,30 @@ async function authenticate(authenticator: Authenticator, request: FastifyReques
   return authenticator.authenticate(token);
 }
 
+export interface GuardOptions {
+  /**
+   * How a token that names no owner (`TOKEN_NO_OWNER`) is answered: 401 like any unacceptable token, unless
+   * the route says 400 (SPEC.md: creating an application "fails with status 400" when the owner ID cannot
+   * be taken from the token).
+   */
+  readonly noOwnerStatus?: 400 | 401;
+}
+
 /**
  * A route guard: the request must carry `Authorization: Bearer <token>` whose token is valid, and (when a
  * grant is named) grants it. 401 otherwise, 403 for a valid token without the grant.
  */
-export function requireGrant(authenticator: Authenticator, grant?: Grant): preHandlerAsyncHookHandler {
+export function requireGrant(
+  authenticator: Authenticator,
+  grant?: Grant,
+  { noOwnerStatus = 401 }: GuardOptions = {},
+): preHandlerAsyncHookHandler {
   return async function guard(request: FastifyRequest) {
-    const principal = await authenticate(authenticator, request);
+    const principal = await authenticate(authenticator, request).catch((error: unknown) => {
+      throw noOwnerStatus === 400 && isNoOwner(error)
+        ? new AppError(error.problems, { cause: 'Invalid access token', status: 400 })
+        : error;
+    });
     if (grant && !principal.grants.has(grant)) {
       throw AppError.of(ErrorKinds.GRANT_MISSING, {
         developerReason: `this endpoint needs the ${grant} grant`,
@@ -43,6 +60,9 @@ export function requireGrant(authenticator: Authenticator, grant?: Grant): preHa
     request.principal = principal;
   };
 }
+
+const isNoOwner = (error: unknown): error is AppError =>
+  error instanceof AppError && error.problems[0]?.kind === ErrorKinds.TOKEN_NO_OWNER;
 
 /**
  * A route guard for a resource that belongs to someone: a valid token whose owner is the path parameter

@@ -66,7 +66,8 @@ export function createTokenCodec(secret: string, settings: TokenCodecSettings): 
     audience,
     typ: TOKEN_TYPE,
     clockTolerance: settings.clockLeewaySeconds,
-    requiredClaims: ['sub', 'scope', 'jti', 'iat', 'exp'],
+    // `sub` is checked after everything else (toClaims): a token that names no owner is told apart.
+    requiredClaims: ['scope', 'jti', 'iat', 'exp'],
   };
 
   return {
@@ -130,7 +131,7 @@ function toClaims(payload: JWTPayload): TokenClaims {
   if (typeof payload.jti !== 'string' || !ISSUED_JTI.test(payload.jti))
     throw invalidToken('the token id (jti) is not one this service issues');
   const owner = parseSnowflake(payload.sub);
-  if (owner === undefined) throw invalidToken('the token subject is not an owner ID');
+  if (owner === undefined) throw noOwner();
   if (typeof payload.scope !== 'string') throw invalidToken('the token scope is not a string');
   const grants = payload.scope.split(' ').filter(Boolean);
   if (!grants.every(isGrant)) throw invalidToken('the token carries an unknown grant');
@@ -142,6 +143,16 @@ function toClaims(payload: JWTPayload): TokenClaims {
     expiresAt: Number(payload.exp),
   };
 }
+
+/**
+ * A token, signed by this service's key, whose subject is missing or not an owner ID: 401 like any token that
+ * is not acceptable, except where a route says otherwise (SPEC.md's endpoint 1 answers it with 400).
+ */
+const noOwner = (): AppError =>
+  AppError.of(ErrorKinds.TOKEN_NO_OWNER, {
+    developerReason: 'the token subject (sub) must be the owner ID, a Discord ID as a decimal string',
+    headers: bearerChallenge('invalid_token'),
+  });
 
 /** jose's verdicts as 401s that say what was wrong, but never echo the token. */
 function toAuthError(error: unknown): AppError {

@@ -1,0 +1,134 @@
+import { parseArgs } from 'node:util';
+import { applicationWire, transitionWire } from '../modules/applications/applications.reply.js';
+import {
+  APPLICATION_STATES,
+  type ApplicationAction,
+  type ApplicationState,
+  type ApplicationsService,
+  createApplicationsService,
+} from '../modules/applications/applications.service.js';
+import { createTokensModule } from '../modules/tokens/tokens.module.js';
+import { executorOf } from '../platform/db/transactions.js';
+import { serializeJson } from '../platform/json.js';
+import { parseSnowflake } from '../platform/snowflake.js';
+import type { CliContext, Command } from './cli-context.js';
+import { UsageError } from './usage.js';
+import { withDatabase } from './with-database.js';
+
+/** The command line acts as an operator: what a reviewer may do, recorded as `operator`. */
+const OPERATOR = { kind: 'operator' } as const;
+const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const DECISIONS: readonly ApplicationAction[] = ['approve', 'reject', 'revoke'];
+const MAX_LIST = 10_000;
+const PAGE = 100;
+const MAX_REASON = 500;
+
+/** `applications list ...` and `applications approve|reject|revoke <id> ...`. */
+export const applicationsCommand: Command = async (args, context) => {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      state: { type: 'string' },
+      owner: { type: 'string' },
+      limit: { type: 'string' },
+      reason: { type: 'string' },
+    },
+  });
+  const [action, ...rest] = positionals;
+  if (action === 'list') {
+    if (rest.length > 0) throw new UsageError(`unexpected argument(s): ${rest.join(' ')}`);
+    if (values.reason !== undefined) throw new UsageError('--reason is for approve, reject and revoke');
+    return list(values, context);
+  }
+  if (action && (DECISIONS as readonly string[]).includes(action)) {
+    const [id, ...extra] = rest;
+    if (!id || !ID.test(id)) throw new UsageError(`give the id of the application to ${action}`);
+    if (extra.length > 0) throw new UsageError(`unexpected argument(s): ${extra.join(' ')}`);
+    if (values.state !== undefined || values.owner !== undefined || values.limit !== undefined)
+      throw new UsageError('--state, --owner and --limit are for list');
+    return decide(action as ApplicationAction, id, reasonOf(values.reason), context);
+  }
+  throw new UsageError(`unknown applications action: ${action ?? '(none)'}`);
+};
+
+async function list(
+  values: { state?: string; owner?: string; limit?: string },
+  context: CliContext,
+): Promise<number> {
+  const state = values.state;
+  if (state !== undefined && !(APPLICATION_STATES as readonly string[]).includes(state))
+    throw new UsageError(`--state must be one of ${APPLICATION_STATES.join(', ')}`);
+  const owner = values.owner === undefined ? undefined : parseSnowflake(values.owner);
+  if (values.owner !== undefined && owner === undefined)
+    throw new UsageError('--owner must be a Discord ID: an integer from 0 to 2^64-1');
+  const limit = values.limit === undefined ? 100 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST)
+    throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIST}`);
+  const filter = { state: state as ApplicationState | undefined, owner };
+  const printed = await withApplications(context, async (applications) => {
+    let cursor: string | undefined;
+    let count = 0;
+    do {
+      const page = await applications.list(OPERATOR, {
+        ...filter,
+        limit: Math.min(PAGE, limit - count),
+        cursor,
+      });
+      for (const application of page.applications)
+        context.io.stdout(`${serializeJson(applicationWire(application))}\n`);
+      count += page.applications.length;
+      cursor = page.nextCursor;
+    } while (cursor !== undefined && count < limit);
+    return count;
+  });
+  context.io.stderr(`${printed} application(s), newest first\n`);
+  return 0;
+}
+
+async function decide(
+  action: ApplicationAction,
+  id: string,
+  reason: string | undefined,
+  context: CliContext,
+): Promise<number> {
+  const result = await withApplications(context, (applications) =>
+    applications.transition(OPERATOR, id, action, reason),
+  );
+  context.io.stdout(`${serializeJson(transitionWire(result))}\n`);
+  context.io.stderr(
+    `application ${id} is ${result.application.state}` +
+      (result.credential
+        ? "; its credential (above) is shown this once: hand it to the application's owner\n"
+        : '\n'),
+  );
+  return 0;
+}
+
+/** The reason as the HTTP routes take it: at most 500 characters, no control characters but line breaks. */
+function reasonOf(reason: string | undefined): string | undefined {
+  if (reason === undefined) return undefined;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it refuses
+  if ([...reason].length > MAX_REASON || /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(reason))
+    throw new UsageError(`--reason must be at most ${MAX_REASON} characters, without control characters`);
+  return reason;
+}
+
+/** The applications service over the configured database, as the service itself builds it. */
+function withApplications<T>(
+  { config }: CliContext,
+  work: (applications: ApplicationsService) => Promise<T>,
+): Promise<T> {
+  const settings = config();
+  return withDatabase(settings, async (db) => {
+    const executor = executorOf(db);
+    const tokens = await createTokensModule({
+      db: executor,
+      settings: settings.auth,
+      dataDir: settings.dataDir,
+    });
+    return work(
+      createApplicationsService({ db: executor, tokens: tokens.service, settings: settings.applications }),
+    );
+  });
+}

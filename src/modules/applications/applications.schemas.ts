@@ -1,0 +1,171 @@
+import { type Static, Type } from 'typebox';
+import { GRANTS } from '../../platform/auth/grants.js';
+import { Snowflake, SnowflakeOut } from '../../platform/snowflake.js';
+import { Text } from '../../platform/text.js';
+import { APPLICATION_STATES } from './applications.service.js';
+
+/** The grants an application may ask for: every grant but the reviewers' own. */
+export const APPLICABLE_GRANTS = GRANTS.filter((grant) => grant !== 'applications:review');
+
+const ID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+const SERVER_ASSIGNED = 'Assigned by the service: ignored when sent.';
+
+const State = (description: string) => Type.Enum([...APPLICATION_STATES], { description });
+const Time = (description: string) =>
+  Type.String({ format: 'date-time', description, example: '2026-11-22T03:05:17.123Z' });
+
+/** Endpoint 1's request: SPEC.md's DeveloperApplication, of which the client gives name, description and grants. */
+export const ApplicationRequestSchema = Type.Object(
+  {
+    name: Text({
+      minLength: 1,
+      maxLength: 64,
+      nonBlank: true,
+      description: "The application's name.",
+      example: 'Guild stats bot',
+    }),
+    description: Type.Optional(
+      Text({
+        maxLength: 1000,
+        multiline: true,
+        description: 'What the application is for (empty when left out).',
+      }),
+    ),
+    grants: Type.Array(
+      Type.Enum([...APPLICABLE_GRANTS], {
+        'x-reason': `is not a grant an application can ask for; one of ${APPLICABLE_GRANTS.join(', ')}`,
+      }),
+      {
+        minItems: 1,
+        maxItems: APPLICABLE_GRANTS.length,
+        uniqueItems: true,
+        'x-reason': `must list 1 to ${APPLICABLE_GRANTS.length} distinct grants`,
+        description: 'The grants the application asks for: distinct, at least one, not applications:review.',
+      },
+    ),
+    owner: Type.Optional(
+      Snowflake({
+        description:
+          "The applicant: the access token's owner. Taken from the token; when sent it must match.",
+      }),
+    ),
+    id: Type.Optional(Type.Unknown({ description: SERVER_ASSIGNED })),
+    applied_at: Type.Optional(Type.Unknown({ description: SERVER_ASSIGNED })),
+    currentState: Type.Optional(Type.Unknown({ description: SERVER_ASSIGNED })),
+  },
+  {
+    additionalProperties: false,
+    description: 'DeveloperApplication: what a developer applies for.',
+  },
+);
+
+/** SPEC.md's DeveloperApplication, as the service answers it. */
+export const ApplicationSchema = Type.Object(
+  {
+    id: Type.String({
+      pattern: ID_PATTERN,
+      description: "The application's id.",
+      example: '0b6f7c1e-2d1a-4b8e-9a52-1c2f3e4d5a6b',
+    }),
+    name: Type.String({ description: "The application's name." }),
+    description: Type.String({ description: 'What the application is for.' }),
+    owner: SnowflakeOut({ description: 'The applicant (a Discord ID), exact.' }),
+    grants: Type.Array(Type.String(), { description: 'The grants applied for.' }),
+    applied_at: Time('When the application was made (RFC 3339, UTC).'),
+    currentState: State(
+      'pending (initial), approved, rejected, withdrawn or revoked; rejected, withdrawn and revoked are final.',
+    ),
+  },
+  { additionalProperties: false, description: 'DeveloperApplication: an application as stored.' },
+);
+
+const TransitionSchema = Type.Object(
+  {
+    from: Type.Union([State('The state before.'), Type.Null()], {
+      description: 'The state before; null for the application being made.',
+    }),
+    to: State('The state after.'),
+    at: Time('When (RFC 3339, UTC).'),
+    actor: Type.String({
+      pattern: '^([0-9]{1,20}|operator)$',
+      description: 'Who: a Discord ID (decimal digits), or `operator` for the command line.',
+    }),
+    reason: Type.Union([Type.String(), Type.Null()], { description: 'Why, when the actor said.' }),
+  },
+  { additionalProperties: false, description: 'One change of state.' },
+);
+
+export const ApplicationDetailSchema = Type.Object(
+  {
+    ...ApplicationSchema.properties,
+    history: Type.Array(TransitionSchema, {
+      description: 'Every state the application has been in, oldest first; the first entry is its making.',
+    }),
+    credential: Type.Optional(
+      Type.Object(
+        {
+          token: Type.String({ description: 'A JWT access token carrying the approved grants.' }),
+          expires_at: Time('When it expires; refresh it at POST /auth/refresh.'),
+        },
+        {
+          additionalProperties: false,
+          description: "On approval only: the application's credential. It is shown this once; keep it.",
+        },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'An application with its history (and, in the approval answer, its credential).',
+  },
+);
+
+export const ApplicationListSchema = Type.Object(
+  {
+    data: Type.Array(ApplicationSchema, { description: 'Newest first.' }),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as `cursor` for the next page; null on the last page.',
+    }),
+  },
+  { additionalProperties: false, description: 'A page of applications.' },
+);
+
+export const ApplicationListQuery = Type.Object(
+  {
+    state: Type.Optional(State('Only applications in this state.')),
+    owner: Type.Optional(
+      Snowflake({
+        description: "Only this owner's applications (without the applications:review grant: your own only).",
+      }),
+    ),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size (1 to 100).' }),
+    cursor: Type.Optional(
+      Type.String({ maxLength: 200, description: 'The `next_cursor` of the page before.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ApplicationParams = Type.Object({
+  id: Type.String({
+    pattern: ID_PATTERN,
+    'x-reason': 'must be an application id (a lowercase UUID)',
+    description: "The application's id.",
+  }),
+});
+
+export const TransitionRequestSchema = Type.Object(
+  {
+    reason: Type.Optional(
+      Text({ maxLength: 500, multiline: true, description: 'Why; kept in the history.' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'An optional reason for the change (the body may be left out).',
+  },
+);
+
+export type ApplicationRequest = Static<typeof ApplicationRequestSchema>;
+export type ApplicationWire = Static<typeof ApplicationSchema>;
+export type ApplicationDetailWire = Static<typeof ApplicationDetailSchema>;

@@ -1,0 +1,308 @@
+import { randomUUID } from 'node:crypto';
+import { bearerChallenge } from '../../platform/auth/auth-errors.js';
+import type { Grant } from '../../platform/auth/grants.js';
+import { type Executor, inTransaction } from '../../platform/db/transactions.js';
+import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
+import type { IssuedToken, TokensService } from '../tokens/tokens.service.js';
+import {
+  type ApplicationRecord,
+  type ApplicationState,
+  createApplicationsRepository,
+  type ListFilter,
+  type ListPosition,
+  type TransitionRecord,
+} from './applications.repository.js';
+
+export { APPLICATION_STATES } from './applications.repository.js';
+export type { ApplicationRecord, ApplicationState, TransitionRecord };
+
+/** The one table of allowed changes: from each state, the states it may move to. */
+export const NEXT_STATES: Readonly<Record<ApplicationState, readonly ApplicationState[]>> = {
+  pending: ['approved', 'rejected', 'withdrawn'],
+  approved: ['revoked'],
+  rejected: [],
+  withdrawn: [],
+  revoked: [],
+};
+
+/** What each action does, and who may take it. */
+const ACTIONS = {
+  approve: { to: 'approved', by: 'reviewer' },
+  reject: { to: 'rejected', by: 'reviewer' },
+  revoke: { to: 'revoked', by: 'reviewer' },
+  withdraw: { to: 'withdrawn', by: 'owner' },
+} as const satisfies Record<string, { to: ApplicationState; by: 'reviewer' | 'owner' }>;
+
+export type ApplicationAction = keyof typeof ACTIONS;
+
+/**
+ * Who acts: the owner of a token (a reviewer when it carries `applications:review`), or an operator at
+ * the command line, who may do what a reviewer may.
+ */
+export type Actor =
+  | { readonly kind: 'token'; readonly owner: bigint; readonly reviewer: boolean }
+  | { readonly kind: 'operator' };
+
+export interface NewApplication {
+  readonly name: string;
+  readonly description: string;
+  readonly grants: readonly Grant[];
+  /** The owner the request named, if it named one: it must be the applicant. */
+  readonly claimedOwner?: bigint;
+}
+
+export interface ApplicationDetail extends ApplicationRecord {
+  /** Every state it has been in, oldest first; the first entry is its creation. */
+  readonly history: readonly TransitionRecord[];
+}
+
+export interface TransitionResult {
+  readonly application: ApplicationDetail;
+  /** On approval only: the application's credential, which is shown this once. */
+  readonly credential?: IssuedToken;
+}
+
+export interface ListQuery extends ListFilter {
+  readonly limit: number;
+  /** A `nextCursor` of an earlier page. */
+  readonly cursor?: string;
+}
+
+export interface ApplicationsPage {
+  readonly applications: readonly ApplicationRecord[];
+  /** Where the next page starts; undefined on the last page. */
+  readonly nextCursor?: string;
+}
+
+export interface ApplicationsService {
+  /** A new pending application of `owner`'s (409 beyond the pending limit). */
+  apply(owner: bigint, application: NewApplication): Promise<ApplicationRecord>;
+  /** Newest first. A token without the review grant sees its owner's applications only. */
+  list(actor: Actor, query: ListQuery): Promise<ApplicationsPage>;
+  /** One application with its history: for a reviewer, an operator or its owner. */
+  get(actor: Actor, id: string): Promise<ApplicationDetail>;
+  /**
+   * Moves the application through NEXT_STATES. Approval issues its credential and revocation revokes it,
+   * in the same transaction as the change. 404 unknown, 403 not the actor's to take, 409 not allowed now.
+   */
+  transition(actor: Actor, id: string, action: ApplicationAction, reason?: string): Promise<TransitionResult>;
+}
+
+export interface ApplicationsSettings {
+  /** How many pending applications one owner may have at once. */
+  readonly maxPendingPerOwner: number;
+}
+
+export interface ApplicationsServiceDeps {
+  readonly db: Executor;
+  readonly tokens: Pick<TokensService, 'issue' | 'revoke'>;
+  readonly settings: ApplicationsSettings;
+  readonly now?: () => number;
+}
+
+export function createApplicationsService({
+  db,
+  tokens,
+  settings,
+  now = Date.now,
+}: ApplicationsServiceDeps): ApplicationsService {
+  const repository = createApplicationsRepository(db);
+
+  async function detail(executor: Executor, record: ApplicationRecord): Promise<ApplicationDetail> {
+    return { ...record, history: await createApplicationsRepository(executor).history(record.id) };
+  }
+
+  async function found(executor: Executor, id: string): Promise<ApplicationRecord> {
+    const record = await createApplicationsRepository(executor).find(id);
+    if (!record) {
+      throw AppError.of(ErrorKinds.APPLICATION_NOT_FOUND, {
+        developerReason: `there is no application ${id}`,
+      });
+    }
+    return record;
+  }
+
+  return {
+    async apply(owner, { name, description, grants, claimedOwner }) {
+      if (claimedOwner !== undefined && claimedOwner !== owner) {
+        throw AppError.of(ErrorKinds.OWNER_MISMATCH, {
+          cause: 'Invalid request body',
+          reason: "owner must be the access token's owner, or be left out",
+          developerReason: `body/owner must be the token's owner, ${owner}, or be left out`,
+        });
+      }
+      const at = now();
+      const record: ApplicationRecord = {
+        id: randomUUID(),
+        owner,
+        name,
+        description,
+        grants,
+        appliedAt: at,
+        state: 'pending',
+        stateChangedAt: at,
+        credentialJti: null,
+      };
+      return inTransaction(db, async (transaction) => {
+        const applications = createApplicationsRepository(transaction);
+        await applications.claimOwner(owner, at);
+        const pending = await applications.countInState(owner, 'pending');
+        if (pending >= settings.maxPendingPerOwner) {
+          throw AppError.of(ErrorKinds.TOO_MANY_PENDING_APPLICATIONS, {
+            developerReason: `an owner may have at most ${settings.maxPendingPerOwner} pending applications; this one has ${pending}`,
+          });
+        }
+        await applications.insert(record);
+        await applications.addTransition(record.id, {
+          from: null,
+          to: 'pending',
+          actor: owner.toString(),
+          at,
+          reason: null,
+        });
+        return record;
+      });
+    },
+
+    async list(actor, { limit, cursor, ...filter }) {
+      const only = restrictedTo(actor);
+      if (only !== undefined && filter.owner !== undefined && filter.owner !== only) {
+        throw forbidden(
+          ErrorKinds.NOT_RESOURCE_OWNER,
+          "without the applications:review grant, owner must be the token's owner or be left out",
+          REVIEW,
+        );
+      }
+      const position = cursor === undefined ? undefined : decodeCursor(cursor);
+      const rows = await repository.list(
+        { state: filter.state, owner: only ?? filter.owner },
+        limit + 1,
+        position,
+      );
+      const applications = rows.slice(0, limit);
+      const last = applications.at(-1);
+      return rows.length > limit && last
+        ? { applications, nextCursor: encodeCursor({ appliedAt: last.appliedAt, id: last.id }) }
+        : { applications };
+    },
+
+    async get(actor, id) {
+      const record = await found(db, id);
+      const only = restrictedTo(actor);
+      if (only !== undefined && only !== record.owner) {
+        throw forbidden(
+          ErrorKinds.NOT_RESOURCE_OWNER,
+          "only the application's owner, or a token with the applications:review grant, may read it",
+          REVIEW,
+        );
+      }
+      return detail(db, record);
+    },
+
+    async transition(actor, id, action, reason) {
+      const { to, by } = ACTIONS[action];
+      return inTransaction(db, async (transaction) => {
+        const applications = createApplicationsRepository(transaction);
+        const current = await found(transaction, id);
+        ensureMayAct(actor, current, action, by);
+        ensureAllowed(current.state, to);
+        const at = now();
+        const credential =
+          action === 'approve'
+            ? await tokens.issue(current.owner, current.grants, { within: transaction })
+            : undefined;
+        if (!(await applications.changeState(id, current.state, to, at, credential?.jti))) {
+          // Another change won between our read and our update: say where the application is now.
+          throw stateConflict((await found(transaction, id)).state, to);
+        }
+        if (action === 'revoke' && current.credentialJti)
+          await tokens.revoke(current.credentialJti, { within: transaction });
+        await applications.addTransition(id, {
+          from: current.state,
+          to,
+          actor: actor.kind === 'operator' ? 'operator' : actor.owner.toString(),
+          at,
+          reason: reason ?? null,
+        });
+        const changed: ApplicationRecord = {
+          ...current,
+          state: to,
+          stateChangedAt: at,
+          credentialJti: credential?.jti ?? current.credentialJti,
+        };
+        return { application: await detail(transaction, changed), ...(credential ? { credential } : {}) };
+      });
+    },
+  };
+}
+
+const REVIEW: Grant = 'applications:review';
+
+/** A 403, with the RFC 6750 challenge every 403 of the service carries. */
+const forbidden = (kind: ErrorKind, developerReason: string, scope?: Grant): AppError =>
+  AppError.of(kind, { developerReason, headers: bearerChallenge('insufficient_scope', scope) });
+
+/** The owner whose applications alone the actor may see; undefined for a reviewer or an operator. */
+const restrictedTo = (actor: Actor): bigint | undefined =>
+  actor.kind === 'token' && !actor.reviewer ? actor.owner : undefined;
+
+function ensureMayAct(
+  actor: Actor,
+  application: ApplicationRecord,
+  action: ApplicationAction,
+  by: 'reviewer' | 'owner',
+): void {
+  if (by === 'owner') {
+    if (actor.kind === 'token' && actor.owner === application.owner) return;
+    throw forbidden(ErrorKinds.NOT_APPLICATION_OWNER, `only the application's owner may ${action} it`);
+  }
+  if (restrictedTo(actor) !== undefined) {
+    throw forbidden(
+      ErrorKinds.GRANT_MISSING,
+      `to ${action} an application needs the ${REVIEW} grant`,
+      REVIEW,
+    );
+  }
+  if (action === 'approve' && actor.kind === 'token' && actor.owner === application.owner) {
+    throw forbidden(
+      ErrorKinds.OWN_APPLICATION_REVIEW,
+      'another reviewer, or an operator at the command line, must approve this application',
+    );
+  }
+}
+
+/** 409 unless NEXT_STATES lets `from` move to `to`. */
+function ensureAllowed(from: ApplicationState, to: ApplicationState): void {
+  if (!NEXT_STATES[from].includes(to)) throw stateConflict(from, to);
+}
+
+/** The 409 of a change the application's state does not allow, naming the state and the ones it allows. */
+function stateConflict(from: ApplicationState, to: ApplicationState): AppError {
+  const next = NEXT_STATES[from];
+  return AppError.of(ErrorKinds.APPLICATION_STATE_CONFLICT, {
+    reason: `The application is ${from}; it cannot become ${to}.`,
+    developerReason:
+      next.length === 0
+        ? `the application is ${from}, a final state: it allows no further change`
+        : `the application is ${from}; from ${from} it can only become ${next.join(' or ')}`,
+  });
+}
+
+/** A cursor is the position of a page's last application, opaque to clients: base64url of `<ms>.<id>`. */
+function encodeCursor(position: ListPosition): string {
+  return Buffer.from(`${position.appliedAt}.${position.id}`).toString('base64url');
+}
+
+const CURSOR = /^([0-9]{1,15})\.([0-9a-f-]{36})$/;
+
+function decodeCursor(cursor: string): ListPosition {
+  const match = CURSOR.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
+  if (!match?.[1] || !match[2]) {
+    throw AppError.of(ErrorKinds.INVALID_FIELD, {
+      cause: 'Invalid query string',
+      reason: 'cursor is not one this service gave',
+      developerReason: 'query/cursor must be the next_cursor of an earlier page, as it was given',
+    });
+  }
+  return { appliedAt: Number(match[1]), id: match[2] };
+}

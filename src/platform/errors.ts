@@ -78,6 +78,11 @@ const catalogue = {
     status: 503,
     reason: 'A service this one depends on is unavailable.',
   },
+  WRITE_QUEUE_FULL: {
+    code: 19004,
+    status: 503,
+    reason: 'The service has more writes waiting than it takes; try again in a moment.',
+  },
 } as const satisfies Record<string, { code: number; status: number; reason: string }>;
 
 export type ErrorName = keyof typeof catalogue;

@@ -3,6 +3,7 @@ import { type Env, EnvSchema } from './config-env.js';
 import { corsOriginsOf, corsProblems, describe, secretProblems, timeoutProblems } from './config-problems.js';
 import type { ApplicationsModuleDeps } from './modules/applications/applications.module.js';
 import type { HealthModuleDeps } from './modules/health/health.module.js';
+import type { InteractionsSettings } from './modules/interactions/interactions.service.js';
 import type { PlayersSettings } from './modules/players/players.module.js';
 import type { ProfilesModuleDeps } from './modules/profiles/profiles.module.js';
 import type { TokensModuleDeps } from './modules/tokens/tokens.module.js';
@@ -43,7 +44,12 @@ export interface Config {
   /** Where the service keeps files of its own (the generated JWT secret outside production). */
   readonly dataDir: string;
   /** Tokens: signing, lifetimes, the refresh window and its rate limit (the tokens module's settings). */
-  readonly auth: TokensModuleDeps['settings'];
+  readonly auth: TokensModuleDeps['settings'] & {
+    /** Undefined outside production when not set: one is generated and kept in `dataDir`. */
+    readonly jwtSecret: string | undefined;
+  };
+  /** Interaction logs: their retention, and how their writes are grouped into commits. */
+  readonly interactions: InteractionsSettings;
   /** Developer applications: the pending limit, and the rate limit of approvals (as for /auth/refresh). */
   readonly applications: ApplicationsModuleDeps['settings'];
   /** Operations (`/metrics`'s bearer token, when it is protected). */
@@ -122,6 +128,14 @@ function toConfig(env: Env): Config {
       tokenTtlSeconds: env.TOKEN_TTL_SECONDS,
       refreshWindowSeconds: env.TOKEN_REFRESH_WINDOW_SECONDS,
       rateLimitPerMinute: env.RATE_LIMIT_AUTH_PER_MINUTE,
+    },
+    interactions: {
+      retentionDays: env.INTERACTION_LOG_RETENTION_DAYS,
+      groupCommit: {
+        maxBatch: env.GROUP_COMMIT_MAX_BATCH,
+        lingerMs: env.GROUP_COMMIT_LINGER_MS,
+        maxQueue: env.GROUP_COMMIT_MAX_QUEUE,
+      },
     },
     applications: {
       maxPendingPerOwner: env.APPLICATIONS_MAX_PENDING_PER_OWNER,

@@ -1,4 +1,5 @@
 import { applications } from './modules/applications/migrations/0003-applications.js';
+import { interactions } from './modules/interactions/migrations/0004-interactions.js';
 import { players } from './modules/players/migrations/0002-players.js';
 import { tokens } from './modules/tokens/migrations/0001-tokens.js';
 import type { Migrations } from './platform/db/migrator.js';
@@ -12,4 +13,5 @@ export const migrations: Migrations = {
   '0001-tokens': tokens,
   '0002-players': players,
   '0003-applications': applications,
+  '0004-interactions': interactions,
 };

@@ -2,10 +2,12 @@ import type { Config } from './config.js';
 import type { Infrastructure } from './infrastructure.js';
 import { createApplicationsModule } from './modules/applications/applications.module.js';
 import { createHealthModule } from './modules/health/health.module.js';
+import { createInteractionsModule } from './modules/interactions/interactions.module.js';
 import { createPlayersModule } from './modules/players/players.module.js';
 import { createProfilesModule } from './modules/profiles/profiles.module.js';
 import { createTokensModule } from './modules/tokens/tokens.module.js';
 import type { AppModule } from './platform/app-module.js';
+import { deriveKey, resolveJwtSecret } from './platform/auth/jwt-secret.js';
 import type { Authenticator } from './platform/auth/principal.js';
 import { executorOf } from './platform/db/transactions.js';
 
@@ -29,11 +31,17 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     settings: config.operations,
     log: shared.log,
   });
-  const tokens = await createTokensModule({ db, settings: config.auth, dataDir: config.dataDir });
+  const secret = await resolveJwtSecret(config.auth.jwtSecret, config.dataDir);
+  const tokens = createTokensModule({ db, settings: config.auth, secret });
   const applications = createApplicationsModule({
     db,
     tokens: tokens.service,
     settings: config.applications,
+  });
+  const interactions = createInteractionsModule({
+    db,
+    fingerprintKey: deriveKey(secret, 'interaction-token-fingerprint'),
+    settings: config.interactions,
   });
   const players = createPlayersModule({ db, caching, upstreams, settings: config.cache, log: shared.log });
   const profiles = createProfilesModule({
@@ -42,5 +50,8 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     players: players.service,
     settings: config.cache,
   });
-  return { list: [health, tokens, applications, players, profiles], authenticator: tokens.service };
+  return {
+    list: [health, tokens, applications, interactions, players, profiles],
+    authenticator: tokens.service,
+  };
 }

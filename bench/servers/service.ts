@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { migrations } from '../../src/migrations.js';
 import { createTokensModule } from '../../src/modules/tokens/tokens.module.js';
 import { GRANTS } from '../../src/platform/auth/grants.js';
+import { resolveJwtSecret } from '../../src/platform/auth/jwt-secret.js';
 import { migrateToLatest } from '../../src/platform/db/migrator.js';
 import { executorOf } from '../../src/platform/db/transactions.js';
 
@@ -22,10 +23,10 @@ const config = loadConfig({
 });
 const app = await buildApp({ config, logStream: createWriteStream('/dev/null') });
 await migrateToLatest(app.db, migrations);
-const tokens = await createTokensModule({
+const tokens = createTokensModule({
   db: executorOf(app.db),
   settings: config.auth,
-  dataDir: config.dataDir,
+  secret: await resolveJwtSecret(config.auth.jwtSecret, config.dataDir),
 });
 const { token } = await tokens.service.issue(1n, [...GRANTS], { ttlSeconds: 86_400 });
 await app.listen({ host: '127.0.0.1', port: 0 });

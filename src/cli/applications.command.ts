@@ -8,6 +8,7 @@ import {
   createApplicationsService,
 } from '../modules/applications/applications.service.js';
 import { createTokensModule } from '../modules/tokens/tokens.module.js';
+import { resolveJwtSecret } from '../platform/auth/jwt-secret.js';
 import { executorOf } from '../platform/db/transactions.js';
 import { serializeJson } from '../platform/json.js';
 import { parseSnowflake } from '../platform/snowflake.js';
@@ -122,10 +123,10 @@ function withApplications<T>(
   const settings = config();
   return withDatabase(settings, async (db) => {
     const executor = executorOf(db);
-    const tokens = await createTokensModule({
+    const tokens = createTokensModule({
       db: executor,
       settings: settings.auth,
-      dataDir: settings.dataDir,
+      secret: await resolveJwtSecret(settings.auth.jwtSecret, settings.dataDir),
     });
     return work(
       createApplicationsService({ db: executor, tokens: tokens.service, settings: settings.applications }),

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { createTokensModule } from '../modules/tokens/tokens.module.js';
 import type { TokensService } from '../modules/tokens/tokens.service.js';
 import { type Grant, isGrant } from '../platform/auth/grants.js';
+import { resolveJwtSecret } from '../platform/auth/jwt-secret.js';
 import { executorOf } from '../platform/db/transactions.js';
 import { parseSnowflake } from '../platform/snowflake.js';
 import type { CliContext, Command } from './cli-context.js';
@@ -64,10 +65,10 @@ async function revoke(jti: string | undefined, context: CliContext): Promise<num
 function withTokens<T>({ config }: CliContext, work: (tokens: TokensService) => Promise<T>): Promise<T> {
   const settings = config();
   return withDatabase(settings, async (db) => {
-    const tokens = await createTokensModule({
+    const tokens = createTokensModule({
       db: executorOf(db),
       settings: settings.auth,
-      dataDir: settings.dataDir,
+      secret: await resolveJwtSecret(settings.auth.jwtSecret, settings.dataDir),
     });
     return work(tokens.service);
   });

@@ -1,6 +1,7 @@
 import { Ajv, type AnySchema, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { addBoundedJsonKeyword } from './bounded-json.js';
 import { AppError, ErrorKinds, type Problem } from './errors.js';
 import { addSnowflakeKeyword } from './snowflake.js';
 
@@ -19,6 +20,7 @@ function createAjv(coerceTypes: false | 'array'): Ajv {
   addFormats.default(ajv);
   ajv.addVocabulary(ANNOTATIONS);
   addSnowflakeKeyword(ajv);
+  addBoundedJsonKeyword(ajv);
   return ajv;
 }
 

@@ -1,6 +1,7 @@
 import type { Grant } from '../../platform/auth/grants.js';
 import { tablesOf } from '../../platform/db/repository-view.js';
 import type { Executor } from '../../platform/db/transactions.js';
+import type { PagePosition } from '../../platform/pagination.js';
 import type { ApplicationsTable, ApplicationsTables } from './applications.tables.js';
 
 export const APPLICATION_STATES = ['pending', 'approved', 'rejected', 'withdrawn', 'revoked'] as const;
@@ -25,12 +26,6 @@ export interface TransitionRecord {
   readonly actor: string;
   readonly at: number;
   readonly reason: string | null;
-}
-
-/** Where a page of the list starts: after this application, in newest-first order. */
-export interface ListPosition {
-  readonly appliedAt: number;
-  readonly id: string;
 }
 
 export interface ListFilter {
@@ -148,15 +143,15 @@ export function createApplicationsRepository(executor: Executor) {
     },
 
     /** Up to `limit` applications, newest first (applied_at, then id), after `position` when given. */
-    async list(filter: ListFilter, limit: number, position?: ListPosition): Promise<ApplicationRecord[]> {
+    async list(filter: ListFilter, limit: number, position?: PagePosition): Promise<ApplicationRecord[]> {
       let query = db.selectFrom('applications').selectAll();
       if (filter.state) query = query.where('state', '=', filter.state);
       if (filter.owner !== undefined) query = query.where('owner', '=', filter.owner.toString());
       if (position) {
         query = query.where((where) =>
           where.or([
-            where('applied_at', '<', position.appliedAt),
-            where.and([where('applied_at', '=', position.appliedAt), where('id', '<', position.id)]),
+            where('applied_at', '<', position.at),
+            where.and([where('applied_at', '=', position.at), where('id', '<', position.id)]),
           ]),
         );
       }

@@ -3,13 +3,13 @@ import { bearerChallenge } from '../../platform/auth/auth-errors.js';
 import type { Grant } from '../../platform/auth/grants.js';
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
+import { decodeCursor, pageOf } from '../../platform/pagination.js';
 import type { IssuedToken, TokensService } from '../tokens/tokens.service.js';
 import {
   type ApplicationRecord,
   type ApplicationState,
   createApplicationsRepository,
   type ListFilter,
-  type ListPosition,
   type TransitionRecord,
 } from './applications.repository.js';
 
@@ -179,11 +179,8 @@ export function createApplicationsService({
         limit + 1,
         position,
       );
-      const applications = rows.slice(0, limit);
-      const last = applications.at(-1);
-      return rows.length > limit && last
-        ? { applications, nextCursor: encodeCursor({ appliedAt: last.appliedAt, id: last.id }) }
-        : { applications };
+      const { items, nextCursor } = pageOf(rows, limit, (row) => row.appliedAt);
+      return nextCursor ? { applications: items, nextCursor } : { applications: items };
     },
 
     async get(actor, id) {
@@ -286,23 +283,4 @@ function stateConflict(from: ApplicationState, to: ApplicationState): AppError {
         ? `the application is ${from}, a final state: it allows no further change`
         : `the application is ${from}; from ${from} it can only become ${next.join(' or ')}`,
   });
-}
-
-/** A cursor is the position of a page's last application, opaque to clients: base64url of `<ms>.<id>`. */
-function encodeCursor(position: ListPosition): string {
-  return Buffer.from(`${position.appliedAt}.${position.id}`).toString('base64url');
-}
-
-const CURSOR = /^([0-9]{1,15})\.([0-9a-f-]{36})$/;
-
-function decodeCursor(cursor: string): ListPosition {
-  const match = CURSOR.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
-  if (!match?.[1] || !match[2]) {
-    throw AppError.of(ErrorKinds.INVALID_FIELD, {
-      cause: 'Invalid query string',
-      reason: 'cursor is not one this service gave',
-      developerReason: 'query/cursor must be the next_cursor of an earlier page, as it was given',
-    });
-  }
-  return { appliedAt: Number(match[1]), id: match[2] };
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { StartupError } from '../startup-error.js';
@@ -54,3 +54,11 @@ async function readSecret(path: string): Promise<string | undefined> {
   }
   return secret;
 }
+
+/**
+ * A key for another purpose derived from the signing secret (HKDF-SHA256, the purpose as its info), so the
+ * service has one secret to keep and each use its own key: knowing one derived key tells nothing of the
+ * secret or of another key.
+ */
+export const deriveKey = (secret: string, purpose: string): Buffer =>
+  Buffer.from(hkdfSync('sha256', secret, '', purpose, 32));

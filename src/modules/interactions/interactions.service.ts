@@ -1,0 +1,229 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { createGroupCommitter, type GroupCommitSettings } from '../../platform/db/group-commit.js';
+import type { Executor } from '../../platform/db/transactions.js';
+import { AppError, ErrorKinds } from '../../platform/errors.js';
+import { parseJsonBody, serializeJson } from '../../platform/json.js';
+import { decodeCursor, pageOf } from '../../platform/pagination.js';
+import { createInteractionsRepository, type LogRecord, type Sighting } from './interactions.repository.js';
+
+/** An interaction log as the bot sends it (SPEC.md's InteractionLog), IDs exact. */
+export interface InteractionLog {
+  readonly interaction: {
+    readonly interaction_name: string;
+    readonly interaction_token: string;
+    readonly interaction_type: string;
+    readonly options?: Record<string, unknown>;
+    readonly server_id?: bigint;
+    readonly user_id: bigint;
+  };
+  readonly server?: { readonly server_id: bigint; readonly server_name?: string };
+  readonly user: { readonly user_id: bigint; readonly username: string };
+}
+
+/** A log as kept: everything but the interaction token. */
+export type StoredDocument = Omit<InteractionLog, 'interaction'> & {
+  readonly interaction: Omit<InteractionLog['interaction'], 'interaction_token'>;
+};
+
+export interface StoredLog {
+  readonly id: string;
+  readonly receivedAt: number;
+  /** The owner of the token that logged it. */
+  readonly owner: bigint;
+  readonly document: StoredDocument;
+}
+
+export interface LoggedInteraction extends StoredLog {
+  /** The interaction was logged before: this is that first record, and nothing new was stored. */
+  readonly duplicate: boolean;
+}
+
+export interface LogQuery {
+  readonly userId?: bigint;
+  readonly serverId?: bigint;
+  readonly since?: number;
+  readonly limit: number;
+  readonly cursor?: string;
+}
+
+export interface InteractionsService {
+  /**
+   * Stores the log with its receive time and the logging owner, and the user and server it mentions, in
+   * one transaction (shared with the logs that arrive with it); resolves once committed. The same
+   * interaction logged again resolves to its first record and stores nothing.
+   */
+  log(owner: bigint, log: InteractionLog): Promise<LoggedInteraction>;
+  /** Newest first, a page at a time. */
+  list(query: LogQuery): Promise<{ logs: readonly StoredLog[]; nextCursor?: string }>;
+  /** The username a user was last logged under, if any log mentioned them. */
+  knownUsername(userId: bigint): Promise<string | undefined>;
+  /** Deletes logs older than the retention, in bounded batches; how many it deleted. */
+  deleteExpired(): Promise<number>;
+  /** Commits every log already taken; takes no more. */
+  close(): Promise<void>;
+}
+
+export interface InteractionsSettings {
+  readonly retentionDays: number;
+  readonly groupCommit: GroupCommitSettings;
+}
+
+export interface InteractionsServiceDeps {
+  readonly db: Executor;
+  /** The key of the interaction tokens' fingerprints (HMAC-SHA256); secret, stable across restarts. */
+  readonly fingerprintKey: Buffer;
+  readonly settings: InteractionsSettings;
+  readonly now?: () => number;
+}
+
+/** Rows deleted per statement by retention: small enough not to hold the database long. */
+const DELETE_BATCH = 1000;
+const DAY_MS = 86_400_000;
+/** Stored documents are written by this service: their nesting is bounded by the options' bound. */
+const DOCUMENT_MAX_DEPTH = 64;
+
+type Written = { readonly record: LogRecord; readonly duplicate: boolean };
+/** A log to write, with the names it gives its user and server. */
+type NewLog = { readonly record: LogRecord; readonly username: string; readonly serverName: string | null };
+
+export function createInteractionsService({
+  db,
+  fingerprintKey,
+  settings,
+  now = Date.now,
+}: InteractionsServiceDeps): InteractionsService {
+  const repository = createInteractionsRepository(db);
+  const fingerprint = (token: string) =>
+    createHmac('sha256', fingerprintKey).update(token).digest('base64url');
+  const committer = createGroupCommitter<NewLog, Written>(db, writeBatch, settings.groupCommit);
+
+  return {
+    async log(owner, log) {
+      ensureConsistent(log);
+      const { interaction_token: token, ...interaction } = log.interaction;
+      const document: StoredDocument = { ...log, interaction };
+      const record: LogRecord = {
+        id: randomUUID(),
+        fingerprint: fingerprint(token),
+        receivedAt: now(),
+        owner,
+        userId: log.user.user_id,
+        serverId: log.interaction.server_id ?? log.server?.server_id ?? null,
+        document: serializeJson(document),
+      };
+      const written = await committer.submit({
+        record,
+        username: log.user.username,
+        serverName: log.server?.server_name ?? null,
+      });
+      return written.duplicate
+        ? { ...storedLog(written.record), duplicate: true }
+        : { id: record.id, receivedAt: record.receivedAt, owner, document, duplicate: false };
+    },
+
+    async list({ limit, cursor, ...filter }) {
+      const position = cursor === undefined ? undefined : decodeCursor(cursor);
+      const rows = await repository.list(filter, limit + 1, position);
+      const { items, nextCursor } = pageOf(rows, limit, (row) => row.receivedAt);
+      const logs = items.map(storedLog);
+      return nextCursor ? { logs, nextCursor } : { logs };
+    },
+
+    knownUsername: (userId) => repository.username(userId),
+
+    async deleteExpired() {
+      const cutoff = now() - settings.retentionDays * DAY_MS;
+      let deleted = 0;
+      for (;;) {
+        const batch = await repository.deleteReceivedBefore(cutoff, DELETE_BATCH);
+        deleted += batch;
+        if (batch < DELETE_BATCH) return deleted;
+        // Let requests through between batches (SQLite runs on this thread).
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
+
+    close: () => committer.close(),
+  };
+}
+
+/**
+ * One batch's writes: each interaction not logged before goes in (the first of a batch's repeats), and
+ * only those update the users and servers they mention. Every log of the batch answers with its
+ * interaction's stored record.
+ */
+async function writeBatch(transaction: Executor, logs: readonly NewLog[]): Promise<Written[]> {
+  const repository = createInteractionsRepository(transaction);
+  const firsts = [...new Map(logs.toReversed().map((log) => [log.record.fingerprint, log])).values()];
+  await repository.insertNew(firsts.map((log) => log.record));
+  const stored = await repository.findByFingerprints(firsts.map((log) => log.record.fingerprint));
+  const fresh = firsts.filter((log) => stored.get(log.record.fingerprint)?.id === log.record.id);
+  await repository.sawUsers(
+    latestOf(
+      fresh.map(({ record, username }) => ({ id: record.userId, name: username, at: record.receivedAt })),
+    ),
+  );
+  await repository.sawServers(
+    latestOf(
+      fresh.flatMap(({ record, serverName }) =>
+        record.serverId === null ? [] : [{ id: record.serverId, name: serverName, at: record.receivedAt }],
+      ),
+    ),
+  );
+  return logs.map(({ record: { fingerprint, id } }) => {
+    const record = stored.get(fingerprint);
+    if (!record) throw new Error('a logged interaction is missing from its own transaction');
+    return { record, duplicate: record.id !== id };
+  });
+}
+
+/** One sighting per ID: the latest of the batch. */
+const latestOf = (sightings: readonly Sighting[]): Sighting[] => [
+  ...new Map(sightings.map((sighting) => [sighting.id, sighting])).values(),
+];
+
+const parseDocument = (json: string): StoredDocument =>
+  parseJsonBody(json, DOCUMENT_MAX_DEPTH) as StoredDocument;
+
+function storedLog(record: LogRecord): StoredLog {
+  return {
+    id: record.id,
+    receivedAt: record.receivedAt,
+    owner: record.owner,
+    document: reviveIds(parseDocument(record.document)),
+  };
+}
+
+/** Stored IDs come back as numbers or bigints by size; the domain's IDs are bigints. */
+function reviveIds(document: StoredDocument): StoredDocument {
+  const id = (value: unknown) => BigInt(value as number | bigint);
+  const { interaction, user, server } = document;
+  return {
+    interaction: {
+      ...interaction,
+      user_id: id(interaction.user_id),
+      ...(interaction.server_id === undefined ? {} : { server_id: id(interaction.server_id) }),
+    },
+    user: { ...user, user_id: id(user.user_id) },
+    ...(server ? { server: { ...server, server_id: id(server.server_id) } } : {}),
+  };
+}
+
+/** The IDs a log gives twice must agree: the interaction's user is the log's user, and so for servers. */
+function ensureConsistent(log: InteractionLog): void {
+  const problems: [string, string][] = [];
+  if (log.interaction.user_id !== log.user.user_id)
+    problems.push(['user.user_id', 'must be interaction.user_id']);
+  const serverId = log.interaction.server_id;
+  if (log.server && serverId !== undefined && serverId !== log.server.server_id)
+    problems.push(['server.server_id', 'must be interaction.server_id']);
+  if (problems.length === 0) return;
+  throw new AppError(
+    problems.map(([field, rule]) => ({
+      kind: ErrorKinds.INVALID_FIELD,
+      reason: `${field} ${rule}`,
+      developerReason: `body/${field.replace('.', '/')} ${rule}`,
+    })),
+    { cause: 'Invalid request body' },
+  );
+}

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { applicationWire, transitionWire } from '../modules/applications/applications.reply.js';
+import { REASON_TEXT } from '../modules/applications/applications.schemas.js';
 import {
   APPLICATION_STATES,
   type ApplicationAction,
@@ -12,6 +13,7 @@ import { resolveJwtSecret } from '../platform/auth/jwt-secret.js';
 import { executorOf } from '../platform/db/transactions.js';
 import { serializeJson } from '../platform/json.js';
 import { parseSnowflake } from '../platform/snowflake.js';
+import { fitsText } from '../platform/text.js';
 import type { CliContext, Command } from './cli-context.js';
 import { UsageError } from './usage.js';
 import { withDatabase } from './with-database.js';
@@ -22,7 +24,6 @@ const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DECISIONS: readonly ApplicationAction[] = ['approve', 'reject', 'revoke'];
 const MAX_LIST = 10_000;
 const PAGE = 100;
-const MAX_REASON = 500;
 
 /** `applications list ...` and `applications approve|reject|revoke <id> ...`. */
 export const applicationsCommand: Command = async (args, context) => {
@@ -106,13 +107,12 @@ async function decide(
   return 0;
 }
 
-/** The reason as the HTTP routes take it: at most 500 characters, no control characters but line breaks. */
+/** The reason as the HTTP routes take it (the same rule: `Text` of platform/text.ts). */
 function reasonOf(reason: string | undefined): string | undefined {
-  if (reason === undefined) return undefined;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it refuses
-  if ([...reason].length > MAX_REASON || /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(reason))
-    throw new UsageError(`--reason must be at most ${MAX_REASON} characters, without control characters`);
-  return reason;
+  if (reason === undefined || fitsText(reason, REASON_TEXT)) return reason;
+  throw new UsageError(
+    `--reason must be at most ${REASON_TEXT.maxLength} characters, without control characters`,
+  );
 }
 
 /** The applications service over the configured database, as the service itself builds it. */

@@ -16,8 +16,12 @@ export interface TextOptions {
   readonly example?: string;
 }
 
-const CONTROLS = '\\u0000-\\u001f\\u007f\\ud800-\\udfff';
-const CONTROLS_BUT_LINE_BREAKS = '\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f\\ud800-\\udfff';
+/** C1 controls, bidirectional overrides and isolates (text that reorders what follows it), lone surrogates. */
+const ALWAYS_REFUSED = '\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069\\ud800-\\udfff';
+const CONTROLS = `\\u0000-\\u001f${ALWAYS_REFUSED}`;
+const CONTROLS_BUT_LINE_BREAKS = `\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f${ALWAYS_REFUSED}`;
+/** White space, and the invisible characters that only look like nothing (zero-width space, joiners, BOM). */
+const BLANK = '[\\s\\u200b-\\u200d\\u2060\\ufeff]';
 
 export function Text({
   minLength = 0,
@@ -32,11 +36,22 @@ export function Text({
   return Type.String({
     minLength,
     maxLength,
-    pattern: `^${nonBlank ? '(?!\\s*$)' : ''}${allowed}*$`,
+    pattern: `^${nonBlank ? `(?!${BLANK}*$)` : ''}${allowed}*$`,
     'x-reason':
       `must be text of ${length} characters${nonBlank ? ', not only spaces,' : ''} without control characters` +
       (multiline ? ' (tabs and line breaks are allowed)' : ''),
     description,
     ...(example === undefined ? {} : { example }),
   });
+}
+
+/** Whether `value` is text that `Text(options)` takes: for input that comes by another way (the command line). */
+export function fitsText(value: string, options: Omit<TextOptions, 'description' | 'example'>): boolean {
+  const { minLength, maxLength, pattern } = Text({ ...options, description: '' }) as unknown as {
+    minLength: number;
+    maxLength: number;
+    pattern: string;
+  };
+  const length = [...value].length;
+  return length >= minLength && length <= maxLength && new RegExp(pattern, 'u').test(value);
 }

@@ -184,6 +184,7 @@ describe('command line', () => {
       ['applications', 'list', '--reason', 'x'],
       ['applications', 'reject', '00000000-0000-4000-8000-000000000000', '--reason', 'a\u0000b'],
       ['applications', 'reject', '00000000-0000-4000-8000-000000000000', '--state', 'pending'],
+      ['applications', 'reject', '00000000-0000-4000-8000-000000000000', '--reason', 'a\u0085'],
     ]) {
       // A configuration that does not load: a command that got as far as reading it would exit 1, not 2.
       const { code, stdout, stderr } = await cli({ DATABASE_URL: 'mysql://x' }, ...args);

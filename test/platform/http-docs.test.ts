@@ -86,6 +86,8 @@ describe('OpenAPI and docs', () => {
       'post /admin/developer/applications/{id}/reject': [{ bearerAuth: [] }],
       'post /admin/developer/applications/{id}/revoke': [{ bearerAuth: [] }],
       'post /admin/developer/applications/{id}/withdraw': [{ bearerAuth: [] }],
+      'post /messenger/logging/interaction': [{ bearerAuth: [] }],
+      'get /messenger/logging/interaction': [{ bearerAuth: [] }],
       'get /player/{player}': [{ bearerAuth: [] }],
       'get /gamemode/profiles/{player}': [{ bearerAuth: [] }],
     });

@@ -8,6 +8,8 @@ import { APPLICATION_STATES } from './applications.service.js';
 export const APPLICABLE_GRANTS = GRANTS.filter((grant) => grant !== 'applications:review');
 
 const ID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+/** A change's reason: the command line takes the same (src/cli/applications.command.ts). */
+export const REASON_TEXT = { maxLength: 500, multiline: true } as const;
 const SERVER_ASSIGNED = 'Assigned by the service: ignored when sent.';
 
 const State = (description: string) => Type.Enum([...APPLICATION_STATES], { description });
@@ -156,9 +158,7 @@ export const ApplicationParams = Type.Object({
 
 export const TransitionRequestSchema = Type.Object(
   {
-    reason: Type.Optional(
-      Text({ maxLength: 500, multiline: true, description: 'Why; kept in the history.' }),
-    ),
+    reason: Type.Optional(Text({ ...REASON_TEXT, description: 'Why; kept in the history.' })),
   },
   {
     additionalProperties: false,

@@ -73,15 +73,24 @@ export function createTokensRepository(executor: Executor) {
       return updated.numUpdatedRows === 1n;
     },
 
-    /** Revokes every token of a chain that is not revoked yet; returns how many it revoked. */
+    /**
+     * Revokes every token of a chain that is not revoked yet; returns how many it revoked. Until a pass
+     * revokes nothing: on PostgreSQL a pass that waited for a refresh of the chain to commit does not see
+     * the token that refresh added (it was not there when the statement began); the next pass does.
+     */
     async revokeChain(chainId: string, reason: RevokedReason, now: number): Promise<number> {
-      const result = await db
-        .updateTable('tokens')
-        .set({ revoked_at: now, revoked_reason: reason })
-        .where('chain_id', '=', chainId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
+      let revoked = 0;
+      for (;;) {
+        const result = await db
+          .updateTable('tokens')
+          .set({ revoked_at: now, revoked_reason: reason })
+          .where('chain_id', '=', chainId)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirst();
+        const pass = Number(result.numUpdatedRows);
+        if (pass === 0) return revoked;
+        revoked += pass;
+      }
     },
   };
 }

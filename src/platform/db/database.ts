@@ -120,7 +120,11 @@ function withStatementCache(connection: SQLite.Database): SqliteDatabase {
   const statements = new LRUCache<string, SQLite.Statement>({ max: SQLITE_STATEMENTS_KEPT });
   return {
     close: () => connection.close(),
-    prepare(sql: string) {
+    prepare(text: string) {
+      // Every transaction here writes, so each takes the write lock as it begins (waiting up to the busy
+      // timeout for another process's). Kysely begins deferred: a transaction that reads before it writes
+      // would then fail at once with SQLITE_BUSY if another process wrote in between.
+      const sql = text === 'begin' ? 'begin immediate' : text;
       let statement = statements.get(sql);
       if (!statement) {
         statement = connection.prepare(sql);

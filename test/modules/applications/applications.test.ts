@@ -170,6 +170,10 @@ describeEachBackend('developer applications', (backend) => {
       assert.equal(elsewhere.statusCode, 401, `${what} elsewhere`);
       assert.equal(problemName(elsewhere), 'TOKEN_NO_OWNER');
     }
+    // Wrong in another way too: that is what it is told as (401), not the missing owner.
+    const badScope = await apply(await signed({ scope: 'root' }), body);
+    assert.equal(badScope.statusCode, 401, badScope.body);
+    assert.equal(problemName(badScope), 'TOKEN_INVALID');
     // Without a usable signature it is simply not a token: 401.
     const forged = await apply(await signed({}, 'another-secret-of-at-least-32-bytes-long'), body);
     assert.equal(forged.statusCode, 401);
@@ -191,6 +195,9 @@ describeEachBackend('developer applications', (backend) => {
       ['a NUL in the name', { name: 'a\u0000b', grants: ['player:read'] }, ['body/name']],
       ['a line break in the name', { name: 'a\nb', grants: ['player:read'] }, ['body/name']],
       ['a lone surrogate', { name: 'a\ud800b', grants: ['player:read'] }, ['body/name']],
+      ['a C1 control', { name: 'a\u0085\u009b[31m', grants: ['player:read'] }, ['body/name']],
+      ['a right-to-left override', { name: 'a\u202eb', grants: ['player:read'] }, ['body/name']],
+      ['a name of a zero-width space', { name: '\u200b', grants: ['player:read'] }, ['body/name']],
       [
         'a description of 1001',
         { name: 'x', description: 'd'.repeat(1001), grants: ['player:read'] },
@@ -426,6 +433,26 @@ describeEachBackend('developer applications', (backend) => {
     }
     assert.equal((await call('POST', '/auth/refresh', undefined, { token: successor })).statusCode, 401);
     assert.equal((await whoami(developer)).statusCode, 200, "the owner's other tokens are not touched");
+  });
+
+  it('revocation racing refreshes of the credential leaves no token of its chain alive', async (t) => {
+    const { act, apply, call, developer, reviewer } = await setup(t, backend);
+    for (let round = 0; round < 15; round++) {
+      const { id } = json(await apply(developer, { name: `race ${round}`, grants: ['player:read'] }));
+      const { credential } = json(await act(reviewer, id, 'approve'));
+      const [refreshed, revoked] = await Promise.all([
+        call('POST', '/auth/refresh', undefined, { token: credential.token }),
+        act(reviewer, id, 'revoke'),
+      ]);
+      assert.equal(revoked.statusCode, 200, revoked.body);
+      for (const token of [
+        credential.token,
+        ...(refreshed.statusCode === 200 ? [json(refreshed).token] : []),
+      ]) {
+        const reply = await call('GET', '/test/whoami', token);
+        assert.equal(reply.statusCode, 401, `round ${round}: a token of the chain survived the revocation`);
+      }
+    }
   });
 
   it('two concurrent changes of one application: exactly one succeeds, and one credential exists', async (t) => {

@@ -15,7 +15,6 @@ export interface ApplicationRecord {
   readonly grants: readonly Grant[];
   readonly appliedAt: number;
   readonly state: ApplicationState;
-  readonly stateChangedAt: number;
   readonly credentialJti: string | null;
 }
 
@@ -73,7 +72,6 @@ export function createApplicationsRepository(executor: Executor) {
           grants: application.grants.join(' '),
           applied_at: application.appliedAt,
           state: application.state,
-          state_changed_at: application.stateChangedAt,
           credential_jti: application.credentialJti,
         })
         .execute();
@@ -92,12 +90,11 @@ export function createApplicationsRepository(executor: Executor) {
       id: string,
       from: ApplicationState,
       to: ApplicationState,
-      at: number,
       credentialJti?: string,
     ): Promise<boolean> {
       const updated = await db
         .updateTable('applications')
-        .set({ state: to, state_changed_at: at, ...(credentialJti ? { credential_jti: credentialJti } : {}) })
+        .set({ state: to, ...(credentialJti ? { credential_jti: credentialJti } : {}) })
         .where('id', '=', id)
         .where('state', '=', from)
         .executeTakeFirst();
@@ -170,7 +167,6 @@ function toRecord(row: ApplicationsTable): ApplicationRecord {
     grants: row.grants.split(' ').filter(Boolean) as Grant[],
     appliedAt: Number(row.applied_at),
     state: row.state as ApplicationState,
-    stateChangedAt: Number(row.state_changed_at),
     credentialJti: row.credential_jti,
   };
 }

@@ -140,7 +140,6 @@ export function createApplicationsService({
         grants,
         appliedAt: at,
         state: 'pending',
-        stateChangedAt: at,
         credentialJti: null,
       };
       return inTransaction(db, async (transaction) => {
@@ -208,7 +207,7 @@ export function createApplicationsService({
           action === 'approve'
             ? await tokens.issue(current.owner, current.grants, { within: transaction })
             : undefined;
-        if (!(await applications.changeState(id, current.state, to, at, credential?.jti))) {
+        if (!(await applications.changeState(id, current.state, to, credential?.jti))) {
           // Another change won between our read and our update: say where the application is now.
           throw stateConflict((await found(transaction, id)).state, to);
         }
@@ -224,7 +223,6 @@ export function createApplicationsService({
         const changed: ApplicationRecord = {
           ...current,
           state: to,
-          stateChangedAt: at,
           credentialJti: credential?.jti ?? current.credentialJti,
         };
         return { application: await detail(transaction, changed), ...(credential ? { credential } : {}) };

@@ -17,8 +17,6 @@ export type ApplicationsTable = {
   grants: string;
   applied_at: number;
   state: string;
-  /** When the state last changed (applied_at while pending). */
-  state_changed_at: number;
   /** The jti of the credential issued on approval: its chain is revoked with the application. */
   credential_jti: string | null;
 };

@@ -108,15 +108,6 @@ export function createInteractionsRepository(executor: Executor) {
         .execute();
     },
 
-    async username(userId: bigint): Promise<string | undefined> {
-      const row = await db
-        .selectFrom('interaction_users')
-        .select('username')
-        .where('user_id', '=', userId.toString())
-        .executeTakeFirst();
-      return row?.username;
-    },
-
     /** Up to `limit` logs, newest first (received_at, then id), after `position` when given. */
     async list(filter: LogFilter, limit: number, position?: PagePosition): Promise<LogRecord[]> {
       let query = db.selectFrom('interaction_logs').selectAll();

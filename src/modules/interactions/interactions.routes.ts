@@ -38,7 +38,7 @@ export const interactionsRoutes =
         },
       },
       async (request) => {
-        const body = request.body as InteractionLog;
+        const body = request.body;
         const logged = await service.log(principalOf(request).owner, body);
         const { document } = logged;
         // The token as sent: the first record of a repeat has none of its own, and it is the same token.

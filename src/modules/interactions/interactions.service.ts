@@ -55,8 +55,6 @@ export interface InteractionsService {
   log(owner: bigint, log: InteractionLog): Promise<LoggedInteraction>;
   /** Newest first, a page at a time. */
   list(query: LogQuery): Promise<{ logs: readonly StoredLog[]; nextCursor?: string }>;
-  /** The username a user was last logged under, if any log mentioned them. */
-  knownUsername(userId: bigint): Promise<string | undefined>;
   /** Deletes logs older than the retention, in bounded batches; how many it deleted. */
   deleteExpired(): Promise<number>;
   /** Commits every log already taken; takes no more. */
@@ -128,8 +126,6 @@ export function createInteractionsService({
       const logs = items.map(storedLog);
       return nextCursor ? { logs, nextCursor } : { logs };
     },
-
-    knownUsername: (userId) => repository.username(userId),
 
     async deleteExpired() {
       const cutoff = now() - settings.retentionDays * DAY_MS;

@@ -45,12 +45,12 @@ export function requireGrant(
   grant?: Grant,
   { noOwnerStatus = 401 }: GuardOptions = {},
 ): preHandlerAsyncHookHandler {
+  const verify =
+    noOwnerStatus === 400
+      ? (request: FastifyRequest) => authenticate(authenticator, request).catch(noOwnerAsBadRequest)
+      : (request: FastifyRequest) => authenticate(authenticator, request);
   return async function guard(request: FastifyRequest) {
-    const principal = await authenticate(authenticator, request).catch((error: unknown) => {
-      throw noOwnerStatus === 400 && isNoOwner(error)
-        ? new AppError(error.problems, { cause: 'Invalid access token', status: 400 })
-        : error;
-    });
+    const principal = await verify(request);
     if (grant && !principal.grants.has(grant)) {
       throw AppError.of(ErrorKinds.GRANT_MISSING, {
         developerReason: `this endpoint needs the ${grant} grant`,
@@ -61,8 +61,12 @@ export function requireGrant(
   };
 }
 
-const isNoOwner = (error: unknown): error is AppError =>
-  error instanceof AppError && error.problems[0]?.kind === ErrorKinds.TOKEN_NO_OWNER;
+/** A token that names no owner, answered 400 instead of 401; any other error as it is. */
+function noOwnerAsBadRequest(error: unknown): never {
+  if (error instanceof AppError && error.problems[0]?.kind === ErrorKinds.TOKEN_NO_OWNER)
+    throw new AppError(error.problems, { cause: 'Invalid access token', status: 400 });
+  throw error;
+}
 
 /**
  * A route guard for a resource that belongs to someone: a valid token whose owner is the path parameter

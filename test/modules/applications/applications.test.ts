@@ -6,6 +6,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Grant } from '../../../src/platform/auth/grants.js';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp, TEST_JWT_SECRET } from '../../helpers/build-test-app.js';
+import { json, problemName, problems, type Reply } from '../../helpers/replies.js';
 import { addWhoamiRoute, bearer, issueToken } from '../../helpers/tokens.js';
 
 const BASE = '/admin/developer/applications';
@@ -32,16 +33,6 @@ const PATH_TO: Record<State, Action[]> = {
   withdrawn: ['withdraw'],
   revoked: ['approve', 'revoke'],
 };
-
-interface Reply {
-  statusCode: number;
-  body: string;
-  headers: Record<string, unknown>;
-}
-const json = (reply: Reply) => JSON.parse(reply.body);
-const problems = (reply: Reply) =>
-  (json(reply).extra as { name: string; reason: string; developer_reason: string }[]) ?? [];
-const problemName = (reply: Reply) => problems(reply)[0]?.name;
 
 async function setup(t: TestContext, backend: Backend, env: Record<string, string> = {}) {
   const test = await buildTestApp(t, { backend, env });

@@ -5,21 +5,13 @@ import { it, type TestContext } from 'node:test';
 import { type Kysely, sql } from 'kysely';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
+import { json, problems } from '../../helpers/replies.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
 
 const PATH = '/messenger/logging/interaction';
 const BOT_OWNER = 987654321098765432n;
 const USER = '18446744073709551615';
 const SERVER = '1234567890123456789';
-
-interface Reply {
-  statusCode: number;
-  body: string;
-  headers: Record<string, unknown>;
-}
-const json = (reply: Reply) => JSON.parse(reply.body);
-const problems = (reply: Reply) =>
-  (json(reply).extra as { name: string; reason: string; developer_reason: string }[]) ?? [];
 
 let sequence = 0;
 /** A distinct interaction token, shaped like Discord's. */
@@ -209,9 +201,10 @@ describeEachBackend('interaction logs', (backend) => {
   it('refuses bad bodies with 400 naming each faulty field', async (t) => {
     const { post, count } = await setup(t, backend);
     // IDs as strings: JSON.parse would round integers beyond 2^53.
-    const valid = JSON.parse(logText({ idsAs: 'string' }));
-    // biome-ignore lint/suspicious/noExplicitAny: each case rewrites a different part of the body
-    const cases: [string, (body: Record<string, any>) => unknown, string][] = [
+    const valid: Body = JSON.parse(logText({ idsAs: 'string' }));
+    type Part = Record<string, unknown>;
+    type Body = { interaction: Part; user: Part; server: Part };
+    const cases: [string, (body: Body) => unknown, string][] = [
       ['no interaction', ({ interaction: _, ...rest }) => rest, 'body/interaction'],
       ['no user', ({ user: _, ...rest }) => rest, 'body/user'],
       [

@@ -12,7 +12,6 @@ export const applications: Migration = {
       .addColumn('grants', 'text', (column) => column.notNull())
       .addColumn('applied_at', 'bigint', (column) => column.notNull())
       .addColumn('state', 'text', (column) => column.notNull())
-      .addColumn('state_changed_at', 'bigint', (column) => column.notNull())
       .addColumn('credential_jti', 'text')
       .execute();
     // Newest first, whole or filtered by owner or by state (the list's keyset pagination).

@@ -43,6 +43,7 @@ export const EnvSchema = Type.Object({
   TOKEN_REFRESH_WINDOW_SECONDS: Type.Integer({ minimum: 0, maximum: 90 * 86_400, default: 7 * 86_400 }),
   RATE_LIMIT_AUTH_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
   INTERACTION_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
+  RETENTION_JOB_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 7 * 86_400, default: 3600 }),
   GROUP_COMMIT_MAX_BATCH: Type.Integer({ minimum: 1, maximum: 1000, default: 256 }),
   GROUP_COMMIT_LINGER_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 0 }),
   GROUP_COMMIT_MAX_QUEUE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),

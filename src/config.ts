@@ -3,7 +3,7 @@ import { type Env, EnvSchema } from './config-env.js';
 import { corsOriginsOf, corsProblems, describe, secretProblems, timeoutProblems } from './config-problems.js';
 import type { ApplicationsModuleDeps } from './modules/applications/applications.module.js';
 import type { HealthModuleDeps } from './modules/health/health.module.js';
-import type { InteractionsSettings } from './modules/interactions/interactions.service.js';
+import type { InteractionsModuleDeps } from './modules/interactions/interactions.module.js';
 import type { PlayersSettings } from './modules/players/players.module.js';
 import type { ProfilesModuleDeps } from './modules/profiles/profiles.module.js';
 import type { TokensModuleDeps } from './modules/tokens/tokens.module.js';
@@ -49,7 +49,7 @@ export interface Config {
     readonly jwtSecret: string | undefined;
   };
   /** Interaction logs: their retention, and how their writes are grouped into commits. */
-  readonly interactions: InteractionsSettings;
+  readonly interactions: InteractionsModuleDeps['settings'];
   /** Developer applications: the pending limit, and the rate limit of approvals (as for /auth/refresh). */
   readonly applications: ApplicationsModuleDeps['settings'];
   /** Operations (`/metrics`'s bearer token, when it is protected). */
@@ -131,6 +131,7 @@ function toConfig(env: Env): Config {
     },
     interactions: {
       retentionDays: env.INTERACTION_LOG_RETENTION_DAYS,
+      retentionJobEveryMs: env.RETENTION_JOB_INTERVAL_SECONDS * 1000,
       groupCommit: {
         maxBatch: env.GROUP_COMMIT_MAX_BATCH,
         lingerMs: env.GROUP_COMMIT_LINGER_MS,

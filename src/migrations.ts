@@ -2,6 +2,7 @@ import { applications } from './modules/applications/migrations/0003-application
 import { interactions } from './modules/interactions/migrations/0004-interactions.js';
 import { players } from './modules/players/migrations/0002-players.js';
 import { tokens } from './modules/tokens/migrations/0001-tokens.js';
+import { leases } from './platform/db/migrations/0005-leases.js';
 import type { Migrations } from './platform/db/migrator.js';
 
 /**
@@ -14,4 +15,5 @@ export const migrations: Migrations = {
   '0002-players': players,
   '0003-applications': applications,
   '0004-interactions': interactions,
+  '0005-leases': leases,
 };

@@ -42,6 +42,7 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     db,
     fingerprintKey: deriveKey(secret, 'interaction-token-fingerprint'),
     settings: config.interactions,
+    log: shared.log,
   });
   const players = createPlayersModule({ db, caching, upstreams, settings: config.cache, log: shared.log });
   const profiles = createProfilesModule({

@@ -1,5 +1,7 @@
 import type { AppModule } from '../../platform/app-module.js';
+import { startPeriodicJob } from '../../platform/db/periodic-job.js';
 import type { Executor } from '../../platform/db/transactions.js';
+import type { Logger } from '../../platform/logger.js';
 import { interactionsRoutes } from './interactions.routes.js';
 import {
   createInteractionsService,
@@ -11,7 +13,11 @@ export interface InteractionsModuleDeps {
   readonly db: Executor;
   /** The key of the interaction tokens' fingerprints. */
   readonly fingerprintKey: Buffer;
-  readonly settings: InteractionsSettings;
+  readonly settings: InteractionsSettings & {
+    /** How often the retention job runs (once per period across all instances). */
+    readonly retentionJobEveryMs: number;
+  };
+  readonly log: Logger;
 }
 
 /** Interaction logs from the Discord bot (endpoint 3), their read side and their retention. */
@@ -19,7 +25,23 @@ export function createInteractionsModule({
   db,
   fingerprintKey,
   settings,
+  log,
 }: InteractionsModuleDeps): AppModule<InteractionsService> {
   const service = createInteractionsService({ db, fingerprintKey, settings });
-  return { name: 'interactions', service, routes: interactionsRoutes(service), close: () => service.close() };
+  const retention = startPeriodicJob({
+    name: 'interaction-log-retention',
+    everyMs: settings.retentionJobEveryMs,
+    db,
+    log,
+    run: async () => ({ deleted: await service.deleteExpired() }),
+  });
+  return {
+    name: 'interactions',
+    service,
+    routes: interactionsRoutes(service),
+    async close() {
+      await retention.close();
+      await service.close();
+    },
+  };
 }

@@ -8,7 +8,7 @@ import {
   InteractionLogRequestSchema,
   InteractionLogSchema,
 } from './interactions.schemas.js';
-import type { InteractionLog, InteractionsService, StoredLog } from './interactions.service.js';
+import type { InteractionsService, StoredLog } from './interactions.service.js';
 
 const PATH = '/messenger/logging/interaction';
 

@@ -1,54 +1,14 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TEST_JWT_SECRET } from '../helpers/build-test-app.js';
-import { nodeArgs } from '../helpers/node-process.js';
+import { startServiceProcess } from '../helpers/service-process.js';
 import { createTestDatabase } from '../helpers/test-database.js';
 
-interface Running {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly port: number;
-  readonly output: string[];
-  /** Resolves when the process has written a line matching `pattern`. */
-  said(pattern: RegExp): Promise<void>;
-}
-
 /** Starts the service with a slow route as a child process; resolves once it listens. */
-async function startSlowServer(env: Record<string, string>): Promise<Running> {
-  const child = spawn(process.execPath, nodeArgs('test/helpers/slow-server.ts'), {
-    // A secret of its own, so that the service writes no secret file into the working directory.
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      JWT_SECRET: TEST_JWT_SECRET,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  const said = (pattern: RegExp) =>
-    new Promise<void>((resolve, reject) => {
-      const look = () => {
-        if (!pattern.test(output.join(''))) return;
-        child.stdout?.off('data', look);
-        resolve();
-      };
-      child.stdout?.on('data', look);
-      child.once('exit', (code) => reject(new Error(`exited with ${code} before saying ${pattern}`)));
-      look();
-    });
-  child.stdout?.setEncoding('utf8').on('data', (text: string) => output.push(text));
-  child.stderr?.setEncoding('utf8').on('data', (text: string) => output.push(text));
-  await said(/Server listening at http:\/\/127\.0\.0\.1:\d+/);
-  const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output.join(''))?.[1] ?? '';
-  return { child, url, port: Number(new URL(url).port), output, said };
-}
+const startSlowServer = (env: Record<string, string>) =>
+  startServiceProcess('test/helpers/slow-server.ts', env);
 
 /** Whether a new TCP connection to the port is refused. */
 const refuses = (port: number) =>

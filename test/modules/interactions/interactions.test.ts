@@ -350,6 +350,22 @@ describeEachBackend('interaction logs', (backend) => {
     assert.equal((await post(logText())).statusCode, 200);
     assert.equal(await count('interaction_logs'), 1);
   });
+  it('answers 503 WRITE_QUEUE_FULL with Retry-After beyond the write queue, and commits what it took', async (t) => {
+    // Each batch lingers a second for company, so the queue holds what arrives meanwhile.
+    const { post, count } = await setup(t, backend, {
+      GROUP_COMMIT_MAX_QUEUE: '3',
+      GROUP_COMMIT_LINGER_MS: '1000',
+    });
+    const replies = await Promise.all(Array.from({ length: 5 }, () => post(logText())));
+    const statuses = replies.map((reply) => reply.statusCode).sort();
+    assert.deepEqual(statuses, [200, 200, 200, 503, 503]);
+    for (const reply of replies.filter((reply) => reply.statusCode === 503)) {
+      assert.equal(reply.headers['retry-after'], '1');
+      assert.equal(problems(reply)[0]?.name, 'WRITE_QUEUE_FULL');
+      assert.doesNotMatch(reply.body, /SECRET/);
+    }
+    assert.equal(await count('interaction_logs'), 3, 'every log answered 200 is stored');
+  });
 });
 
 function nested(depth: number): Record<string, unknown> {

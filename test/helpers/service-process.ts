@@ -1,0 +1,53 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { TEST_JWT_SECRET } from './build-test-app.js';
+import { nodeArgs } from './node-process.js';
+
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly port: number;
+  readonly output: string[];
+  /** Resolves when the process has written a line matching `pattern`. */
+  said(pattern: RegExp): Promise<void>;
+}
+
+/**
+ * Starts a module of the project that runs the service (`src/main.ts`, or a test server built on
+ * `startServer`) as a child process on a free port; resolves once it listens. It has a JWT secret of its
+ * own, so that it writes no secret file into the working directory.
+ */
+export async function startServiceProcess(
+  modulePath: string,
+  env: Record<string, string>,
+): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, nodeArgs(modulePath), {
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      JWT_SECRET: TEST_JWT_SECRET,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const said = (pattern: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      const look = () => {
+        if (!pattern.test(output.join(''))) return;
+        child.stdout?.off('data', look);
+        resolve();
+      };
+      child.stdout?.on('data', look);
+      child.once('exit', (code) =>
+        reject(new Error(`exited with ${code} before saying ${pattern}:\n${output.join('')}`)),
+      );
+      look();
+    });
+  child.stdout?.setEncoding('utf8').on('data', (text: string) => output.push(text));
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => output.push(text));
+  await said(/Server listening at http:\/\/127\.0\.0\.1:\d+/);
+  const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output.join(''))?.[1] ?? '';
+  return { child, url, port: Number(new URL(url).port), output, said };
+}

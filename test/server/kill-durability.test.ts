@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { it } from 'node:test';
+import { sql } from 'kysely';
+import { loadConfig } from '../../src/config.js';
+import { createTokensService } from '../../src/modules/tokens/tokens.service.js';
+import { createTokenCodec } from '../../src/platform/auth/token-codec.js';
+import { createDatabase } from '../../src/platform/db/database.js';
+import { executorOf } from '../../src/platform/db/transactions.js';
+import { describeOrSkip } from '../helpers/backends.js';
+import { TEST_JWT_SECRET } from '../helpers/build-test-app.js';
+import { allDialects, skipOn } from '../helpers/environment.js';
+import { startServiceProcess } from '../helpers/service-process.js';
+import { createTestDatabase } from '../helpers/test-database.js';
+
+const WRITERS = 32;
+/** The burst is cut (SIGKILL) once this many logs have been acknowledged. */
+const ACKNOWLEDGED_BEFORE_KILL = 400;
+
+/** A log whose user ID is its number in the burst, so the database says which logs it holds. */
+const logBody = (user: number) =>
+  JSON.stringify({
+    interaction: {
+      interaction_name: 'stats',
+      interaction_token: `burst-token-${user}-${Math.random()}`,
+      interaction_type: 'APPLICATION_COMMAND',
+      user_id: String(user),
+    },
+    user: { user_id: String(user), username: `user${user}` },
+  });
+
+for (const dialect of allDialects) {
+  describeOrSkip(
+    `SIGKILL during a burst of interaction logs on ${dialect}`,
+    { skip: skipOn(dialect) },
+    () => {
+      it('loses no log that was answered 200', async (t) => {
+        const database = await createTestDatabase(dialect);
+        const env = { DATABASE_URL: database.url, DATA_DIR: '/nonexistent-unused' };
+        const db = createDatabase(loadConfig(env).database);
+        t.after(async () => {
+          await db.destroy();
+          await database.drop();
+        });
+        const service = await startServiceProcess('src/main.ts', env);
+        const exited = once(service.child, 'exit');
+        t.after(() => service.child.kill('SIGKILL'));
+
+        const config = loadConfig({ ...env, JWT_SECRET: TEST_JWT_SECRET });
+        const tokens = createTokensService({
+          db: executorOf(db),
+          codec: createTokenCodec(TEST_JWT_SECRET, config.auth),
+          settings: config.auth,
+        });
+        const { token } = await tokens.issue(42n, ['messenger:log']);
+
+        const acknowledged: number[] = [];
+        let next = 1;
+        let killed = false;
+        const writer = async () => {
+          while (!killed) {
+            const user = next++;
+            const reply = await fetch(`${service.url}/messenger/logging/interaction`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              body: logBody(user),
+            }).catch(() => undefined);
+            if (!reply) return; // the connection died with the process
+            const body = await reply.text().catch(() => undefined);
+            if (reply.status === 200 && body !== undefined) acknowledged.push(user);
+            if (acknowledged.length >= ACKNOWLEDGED_BEFORE_KILL && !killed) {
+              killed = true;
+              service.child.kill('SIGKILL');
+            }
+          }
+        };
+        await Promise.all(Array.from({ length: WRITERS }, writer));
+        const [, signal] = await exited;
+        assert.equal(signal, 'SIGKILL');
+        const sent = next - 1;
+        assert.ok(acknowledged.length >= ACKNOWLEDGED_BEFORE_KILL);
+
+        // A restarted service opens the database the killed one left (SQLite recovers its WAL).
+        const restarted = await startServiceProcess('src/main.ts', env);
+        t.after(() => restarted.child.kill('SIGKILL'));
+        const stored = new Set(
+          (await sql<{ user_id: string }>`select user_id from interaction_logs`.execute(db)).rows.map((row) =>
+            Number(row.user_id),
+          ),
+        );
+        const lost = acknowledged.filter((user) => !stored.has(user));
+        assert.deepEqual(lost, [], `${lost.length} of ${acknowledged.length} acknowledged logs lost`);
+        assert.ok(stored.size <= sent, 'nothing stored that was not sent');
+        t.diagnostic(`${acknowledged.length} acknowledged, ${stored.size} stored, ${sent} sent`);
+      });
+    },
+  );
+}

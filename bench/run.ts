@@ -44,12 +44,13 @@ async function stop({ child }: Started): Promise<void> {
 
 const useWrk = hasWrk();
 
-async function load(url: string, headers: Record<string, string>): Promise<Measured> {
+async function load(url: string, headers: Record<string, string>, script?: string): Promise<Measured> {
   // A short warm-up lets the JIT and the connection pool settle before the measured run.
   if (useWrk) {
-    await wrkLoad(url, { connections, seconds: Math.min(3, duration), headers });
-    return wrkLoad(url, { connections, seconds: duration, headers });
+    await wrkLoad(url, { connections, seconds: Math.min(3, duration), headers, script });
+    return wrkLoad(url, { connections, seconds: duration, headers, script });
   }
+  if (script) throw new Error('POST scenarios need wrk (apt-get install -y wrk)');
   await autocannon({ url, connections, duration: Math.min(3, duration), headers });
   const result = await autocannon({ url, connections, duration, headers });
   return {
@@ -69,6 +70,20 @@ async function runScenario(scenario: Scenario, upstream: FakeUpstream) {
     scenario.authenticated && service.token ? { authorization: `Bearer ${service.token}` } : {};
   let serviceResult: Measured;
   let baselineResult: Measured;
+  if (scenario.post) {
+    // The baseline is the same process answering the same requests on a twin route that stores nothing.
+    try {
+      serviceResult = await load(`${service.url}${scenario.path}`, headers, scenario.post.script);
+      baselineResult = await load(
+        `${service.url}${scenario.post.baselinePath}`,
+        headers,
+        scenario.post.script,
+      );
+    } finally {
+      await stop(service);
+    }
+    return { scenario: scenario.name, service: serviceResult, baseline: baselineResult };
+  }
   try {
     // This first request also fills the cache for cache-hit scenarios.
     const sample = await fetch(`${service.url}${scenario.path}`, { headers });
@@ -109,7 +124,7 @@ for (const scenario of scenarios.filter((candidate) => !only || candidate.name.i
     `  service : ${fixed(service.requestsPerSecond, 0)} req/s  p50 ${service.p50Ms} ms  p99 ${service.p99Ms} ms  failures ${service.failures}`,
   );
   console.log(
-    `  baseline: ${fixed(baseline.requestsPerSecond, 0)} req/s  p50 ${baseline.p50Ms} ms  p99 ${baseline.p99Ms} ms  failures ${baseline.failures}`,
+    `  ${scenario.post ? 'no-op   ' : 'baseline'}: ${fixed(baseline.requestsPerSecond, 0)} req/s  p50 ${baseline.p50Ms} ms  p99 ${baseline.p99Ms} ms  failures ${baseline.failures}`,
   );
   console.log(
     `  ratio   : throughput ${fixed(service.requestsPerSecond / baseline.requestsPerSecond)} of baseline, ` +

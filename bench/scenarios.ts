@@ -1,6 +1,7 @@
 /**
  * Load scenarios. Each is one GET answered by the service and, for comparison in the same run, by a bare
- * node:http server writing the bytes the service wrote. Later issues add scenarios here.
+ * node:http server writing the bytes the service wrote; or POSTs made by a wrk script (`post`), answered by
+ * the service and, for comparison, by the same service process on a twin path that stores nothing.
  */
 export interface Scenario {
   readonly name: string;
@@ -11,7 +12,19 @@ export interface Scenario {
   readonly authenticated?: boolean;
   /** Point the service at the fake upstream (started by the runner). */
   readonly upstream?: boolean;
+  /** POSTs: the wrk script that makes them, and the twin path answering the same requests as a no-op. */
+  readonly post?: { readonly script: string; readonly baselinePath: string };
 }
+
+const LOG_PATH = '/messenger/logging/interaction';
+/** Interaction logs, each durable (committed) before its 200, against the no-op twin of the route. */
+const interactionLogs = (name: string, env: Record<string, string>): Scenario => ({
+  name: `POST ${LOG_PATH}, ${name}`,
+  path: LOG_PATH,
+  env,
+  authenticated: true,
+  post: { script: 'bench/interaction-log.lua', baselinePath: `/noop${LOG_PATH}` },
+});
 
 export const scenarios: readonly Scenario[] = [
   { name: 'GET /health', path: '/health' },
@@ -31,4 +44,11 @@ export const scenarios: readonly Scenario[] = [
     authenticated: true,
     upstream: true,
   },
+  interactionLogs('SQLite, group commit', {}),
+  interactionLogs('SQLite, one commit per request', { GROUP_COMMIT_MAX_BATCH: '1' }),
+  interactionLogs('PostgreSQL, group commit', { BENCH_DATABASE: 'postgres' }),
+  interactionLogs('PostgreSQL, one commit per request', {
+    BENCH_DATABASE: 'postgres',
+    GROUP_COMMIT_MAX_BATCH: '1',
+  }),
 ];

@@ -1,4 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 
 /** What one load run measured. */
@@ -30,7 +31,8 @@ function milliseconds(text: string | undefined): number {
 }
 
 /**
- * Loads `url` with wrk (two threads, one per core of the machines it runs on) for `seconds`, and reads
+ * Loads `url` with wrk (two threads, one per core of the machines it runs on) for `seconds` (GETs, or what
+ * `script` makes), and reads
  * its report: requests per second, the latency percentiles, and failures (non-2xx answers, socket errors).
  */
 export async function wrkLoad(
@@ -39,11 +41,20 @@ export async function wrkLoad(
     connections,
     seconds,
     headers,
-  }: { connections: number; seconds: number; headers: Record<string, string> },
+    script,
+  }: {
+    connections: number;
+    seconds: number;
+    headers: Record<string, string>;
+    /** A wrk Lua script making the requests, given a nonce of this run as its argument. */
+    script?: string;
+  },
 ): Promise<Measured> {
   const args = ['-t2', `-c${connections}`, `-d${seconds}s`, '--latency'];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
-  const { stdout } = await promisify(execFile)('wrk', [...args, url]);
+  if (script) args.push('-s', script);
+  const scriptArgs = script ? ['--', randomUUID()] : [];
+  const { stdout } = await promisify(execFile)('wrk', [...args, url, ...scriptArgs]);
   const percentile = (p: string) => milliseconds(new RegExp(`^\\s*${p}%\\s+(\\S+)`, 'm').exec(stdout)?.[1]);
   const count = (pattern: RegExp) => [...stdout.matchAll(pattern)].reduce((sum, m) => sum + Number(m[1]), 0);
   return {

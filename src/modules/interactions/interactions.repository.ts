@@ -1,4 +1,5 @@
-import { tablesOf } from '../../platform/db/repository-view.js';
+import { type Kysely, sql } from 'kysely';
+import { dialectOf, tablesOf } from '../../platform/db/repository-view.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { PagePosition } from '../../platform/pagination.js';
 import type { InteractionLogsTable, InteractionsTables } from './interactions.tables.js';
@@ -12,6 +13,13 @@ export interface LogRecord {
   readonly serverId: bigint | null;
   /** The log as received, without the interaction token, as JSON. */
   readonly document: string;
+}
+
+/** A log to store, with the names it gives the user and the server it mentions. */
+export interface NewLogRow {
+  readonly record: LogRecord;
+  readonly username: string;
+  readonly serverName: string | null;
 }
 
 export interface Sighting {
@@ -33,25 +41,83 @@ export interface LogFilter {
  */
 export function createInteractionsRepository(executor: Executor) {
   const db = tablesOf<InteractionsTables>(executor);
+
+  /** Records the users seen: their latest username, first and last seen. One entry per user. */
+  async function sawUsers(users: readonly Sighting[]): Promise<void> {
+    if (users.length === 0) return;
+    await db
+      .insertInto('interaction_users')
+      .values(
+        users.map((user) => ({
+          user_id: user.id.toString(),
+          username: user.name ?? '',
+          first_seen_at: user.at,
+          last_seen_at: user.at,
+        })),
+      )
+      .onConflict((conflict) =>
+        conflict.column('user_id').doUpdateSet((update) => ({
+          username: update.ref('excluded.username'),
+          last_seen_at: update.ref('excluded.last_seen_at'),
+        })),
+      )
+      .execute();
+  }
+
+  /** Records the servers seen: their latest name (a name left out keeps the known one). One per server. */
+  async function sawServers(servers: readonly Sighting[]): Promise<void> {
+    if (servers.length === 0) return;
+    await db
+      .insertInto('interaction_servers')
+      .values(
+        servers.map((server) => ({
+          server_id: server.id.toString(),
+          server_name: server.name,
+          first_seen_at: server.at,
+          last_seen_at: server.at,
+        })),
+      )
+      .onConflict((conflict) =>
+        conflict.column('server_id').doUpdateSet((update) => ({
+          server_name: update.fn.coalesce('excluded.server_name', 'interaction_servers.server_name'),
+          last_seen_at: update.ref('excluded.last_seen_at'),
+        })),
+      )
+      .execute();
+  }
+
   return {
-    /** Inserts the logs whose fingerprint is not stored yet; the others are left as they are. */
-    async insertNew(logs: readonly LogRecord[]): Promise<void> {
-      if (logs.length === 0) return;
-      await db
+    /**
+     * Inserts the logs whose fingerprint is not stored yet (the others are left as they are), and records
+     * the users and servers those mention: their latest names (a server name left out keeps the known
+     * one), first and last seen. The fingerprints of the logs it inserted. At most one log per fingerprint.
+     */
+    async insertNew(logs: readonly NewLogRow[]): Promise<Set<string>> {
+      if (logs.length === 0) return new Set();
+      if (dialectOf(executor) === 'postgres') return insertNewInOneStatement(db, logs);
+      const inserted = await db
         .insertInto('interaction_logs')
-        .values(
-          logs.map((log) => ({
-            id: log.id,
-            fingerprint: log.fingerprint,
-            received_at: log.receivedAt,
-            owner: log.owner.toString(),
-            user_id: log.userId.toString(),
-            server_id: log.serverId?.toString() ?? null,
-            document: log.document,
-          })),
-        )
+        .values(logs.map(({ record }) => logRow(record)))
         .onConflict((conflict) => conflict.column('fingerprint').doNothing())
+        .returning('fingerprint')
         .execute();
+      const fingerprints = new Set(inserted.map((row) => row.fingerprint));
+      const fresh = logs.filter(({ record }) => fingerprints.has(record.fingerprint));
+      await sawUsers(
+        latestOf(
+          fresh.map(({ record, username }) => ({ id: record.userId, name: username, at: record.receivedAt })),
+        ),
+      );
+      await sawServers(
+        latestOf(
+          fresh.flatMap(({ record, serverName }) =>
+            record.serverId === null
+              ? []
+              : [{ id: record.serverId, name: serverName, at: record.receivedAt }],
+          ),
+        ),
+      );
+      return fingerprints;
     },
 
     async findByFingerprints(fingerprints: readonly string[]): Promise<Map<string, LogRecord>> {
@@ -62,50 +128,6 @@ export function createInteractionsRepository(executor: Executor) {
         .where('fingerprint', 'in', fingerprints)
         .execute();
       return new Map(rows.map((row) => [row.fingerprint, toRecord(row)]));
-    },
-
-    /** Records the users seen: their latest username, first and last seen. One entry per user. */
-    async sawUsers(users: readonly Sighting[]): Promise<void> {
-      if (users.length === 0) return;
-      await db
-        .insertInto('interaction_users')
-        .values(
-          users.map((user) => ({
-            user_id: user.id.toString(),
-            username: user.name ?? '',
-            first_seen_at: user.at,
-            last_seen_at: user.at,
-          })),
-        )
-        .onConflict((conflict) =>
-          conflict.column('user_id').doUpdateSet((update) => ({
-            username: update.ref('excluded.username'),
-            last_seen_at: update.ref('excluded.last_seen_at'),
-          })),
-        )
-        .execute();
-    },
-
-    /** Records the servers seen: their latest name (a name left out keeps the known one). One per server. */
-    async sawServers(servers: readonly Sighting[]): Promise<void> {
-      if (servers.length === 0) return;
-      await db
-        .insertInto('interaction_servers')
-        .values(
-          servers.map((server) => ({
-            server_id: server.id.toString(),
-            server_name: server.name,
-            first_seen_at: server.at,
-            last_seen_at: server.at,
-          })),
-        )
-        .onConflict((conflict) =>
-          conflict.column('server_id').doUpdateSet((update) => ({
-            server_name: update.fn.coalesce('excluded.server_name', 'interaction_servers.server_name'),
-            last_seen_at: update.ref('excluded.last_seen_at'),
-          })),
-        )
-        .execute();
     },
 
     /** Up to `limit` logs, newest first (received_at, then id), after `position` when given. */
@@ -142,6 +164,71 @@ export function createInteractionsRepository(executor: Executor) {
       return Number(result.numDeletedRows);
     },
   };
+}
+
+const logRow = (log: LogRecord): InteractionLogsTable => ({
+  id: log.id,
+  fingerprint: log.fingerprint,
+  received_at: log.receivedAt,
+  owner: log.owner.toString(),
+  user_id: log.userId.toString(),
+  server_id: log.serverId?.toString() ?? null,
+  document: log.document,
+});
+
+/** One sighting per ID: the latest of the batch. */
+const latestOf = (sightings: readonly Sighting[]): Sighting[] => [
+  ...new Map(sightings.map((sighting) => [sighting.id, sighting])).values(),
+];
+
+/**
+ * PostgreSQL: `insertNew` as one statement (one round trip whatever the batch's size), the logs passed as
+ * arrays and the sightings taken from the rows it inserted; the latest of a batch is its last in order.
+ */
+async function insertNewInOneStatement(
+  db: Kysely<InteractionsTables>,
+  logs: readonly NewLogRow[],
+): Promise<Set<string>> {
+  const rows = logs.map(({ record, username, serverName }) => ({
+    ...logRow(record),
+    username,
+    server_name: serverName,
+  }));
+  const { rows: inserted } = await sql<{ fingerprint: string }>`
+    with incoming as (
+      select * from rows from (
+        jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as (
+          id text, fingerprint text, received_at bigint, owner text, user_id text, server_id text,
+          document text, username text, server_name text
+        )
+      ) with ordinality as incoming (
+        id, fingerprint, received_at, owner, user_id, server_id, document, username, server_name, position
+      )
+    ),
+    inserted as (
+      insert into interaction_logs (id, fingerprint, received_at, owner, user_id, server_id, document)
+      select id, fingerprint, received_at, owner, user_id, server_id, document from incoming
+      on conflict (fingerprint) do nothing
+      returning fingerprint
+    ),
+    fresh as (select incoming.* from incoming join inserted using (fingerprint)),
+    users as (
+      insert into interaction_users (user_id, username, first_seen_at, last_seen_at)
+      select distinct on (user_id) user_id, username, received_at, received_at
+      from fresh order by user_id, position desc
+      on conflict (user_id) do update
+        set username = excluded.username, last_seen_at = excluded.last_seen_at
+    ),
+    servers as (
+      insert into interaction_servers (server_id, server_name, first_seen_at, last_seen_at)
+      select distinct on (server_id) server_id, server_name, received_at, received_at
+      from fresh where server_id is not null order by server_id, position desc
+      on conflict (server_id) do update
+        set server_name = coalesce(excluded.server_name, interaction_servers.server_name),
+            last_seen_at = excluded.last_seen_at
+    )
+    select fingerprint from inserted`.execute(db);
+  return new Set(inserted.map((row) => row.fingerprint));
 }
 
 function toRecord(row: InteractionLogsTable): LogRecord {

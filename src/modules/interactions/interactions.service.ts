@@ -4,7 +4,11 @@ import type { Executor } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
 import { parseJsonBody, serializeJson } from '../../platform/json.js';
 import { decodeCursor, pageOf } from '../../platform/pagination.js';
-import { createInteractionsRepository, type LogRecord, type Sighting } from './interactions.repository.js';
+import {
+  createInteractionsRepository,
+  type LogRecord,
+  type NewLogRow as NewLog,
+} from './interactions.repository.js';
 
 /** An interaction log as the bot sends it (SPEC.md's InteractionLog), IDs exact. */
 export interface InteractionLog {
@@ -81,8 +85,6 @@ const DAY_MS = 86_400_000;
 const DOCUMENT_MAX_DEPTH = 64;
 
 type Written = { readonly record: LogRecord; readonly duplicate: boolean };
-/** A log to write, with the names it gives its user and server. */
-type NewLog = { readonly record: LogRecord; readonly username: string; readonly serverName: string | null };
 
 export function createInteractionsService({
   db,
@@ -150,33 +152,29 @@ export function createInteractionsService({
  */
 async function writeBatch(transaction: Executor, logs: readonly NewLog[]): Promise<Written[]> {
   const repository = createInteractionsRepository(transaction);
-  const firsts = [...new Map(logs.toReversed().map((log) => [log.record.fingerprint, log])).values()];
-  await repository.insertNew(firsts.map((log) => log.record));
-  const stored = await repository.findByFingerprints(firsts.map((log) => log.record.fingerprint));
-  const fresh = firsts.filter((log) => stored.get(log.record.fingerprint)?.id === log.record.id);
-  await repository.sawUsers(
-    latestOf(
-      fresh.map(({ record, username }) => ({ id: record.userId, name: username, at: record.receivedAt })),
-    ),
+  // The first log of each interaction, in the batch's order (so the last sighting of a user is its latest).
+  const byFingerprint = new Map<string, NewLog>();
+  for (const log of logs)
+    if (!byFingerprint.has(log.record.fingerprint)) byFingerprint.set(log.record.fingerprint, log);
+  const firsts = [...byFingerprint.values()];
+  const inserted = await repository.insertNew(firsts);
+  const stored = new Map(
+    firsts
+      .filter((log) => inserted.has(log.record.fingerprint))
+      .map(({ record }) => [record.fingerprint, record]),
   );
-  await repository.sawServers(
-    latestOf(
-      fresh.flatMap(({ record, serverName }) =>
-        record.serverId === null ? [] : [{ id: record.serverId, name: serverName, at: record.receivedAt }],
-      ),
-    ),
-  );
+  // Logged before (by an earlier batch): answered with the first record.
+  const repeats = firsts.filter((log) => !inserted.has(log.record.fingerprint));
+  for (const [fingerprint, record] of await repository.findByFingerprints(
+    repeats.map((log) => log.record.fingerprint),
+  ))
+    stored.set(fingerprint, record);
   return logs.map(({ record: { fingerprint, id } }) => {
     const record = stored.get(fingerprint);
     if (!record) throw new Error('a logged interaction is missing from its own transaction');
     return { record, duplicate: record.id !== id };
   });
 }
-
-/** One sighting per ID: the latest of the batch. */
-const latestOf = (sightings: readonly Sighting[]): Sighting[] => [
-  ...new Map(sightings.map((sighting) => [sighting.id, sighting])).values(),
-];
 
 const parseDocument = (json: string): StoredDocument =>
   parseJsonBody(json, DOCUMENT_MAX_DEPTH) as StoredDocument;

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, SqliteAdapter } from 'kysely';
 import { databaseOf, type Executor } from './transactions.js';
 
 /**
@@ -9,4 +9,12 @@ export function tablesOf<Tables extends Record<string, Record<string, unknown>>>
   executor: Executor,
 ): Kysely<Tables> {
   return databaseOf(executor).withTables<Tables>();
+}
+
+/**
+ * Which database an executor runs on, for the rare statement a repository words differently per dialect
+ * (one round trip on PostgreSQL where SQLite, in process, takes several statements at no cost).
+ */
+export function dialectOf(executor: Executor): 'sqlite' | 'postgres' {
+  return databaseOf(executor).getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres';
 }

@@ -130,6 +130,25 @@ describeEachBackend('interaction logs', (backend) => {
     assert.deepEqual(servers.rows, [{ server_id: SERVER, server_name: 'Guild' }]);
   });
 
+  it('keeps the latest names when one batch mentions a user and a server more than once', async (t) => {
+    // A linger makes the three logs one batch, in the order they arrive.
+    const { post, app } = await setup(t, backend, { GROUP_COMMIT_LINGER_MS: '400' });
+    const replies: Promise<{ statusCode: number }>[] = [];
+    for (const name of ['early', 'middle', 'late']) {
+      replies.push(post(logText({ username: `${name}_user` }).replace('"Guild"', `"${name} guild"`)));
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+    for (const reply of await Promise.all(replies)) assert.equal(reply.statusCode, 200);
+    const { rows: users } = await sql<{ username: string }>`select username from interaction_users`.execute(
+      app.db,
+    );
+    assert.deepEqual(users, [{ username: 'late_user' }]);
+    const { rows: servers } = await sql<{
+      server_name: string;
+    }>`select server_name from interaction_servers`.execute(app.db);
+    assert.deepEqual(servers, [{ server_name: 'late guild' }]);
+  });
+
   it('answers a repeat of an interaction with its first record and stores nothing new, even concurrently', async (t) => {
     const { post, count, app } = await setup(t, backend);
     const token = newToken();

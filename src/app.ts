@@ -105,8 +105,10 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   app.decorate('requireOwnerOrGrant', (grant: Grant, ownerParam: string) =>
     requireOwnerOrGrant(modules.authenticator, grant, ownerParam),
   );
-  for (const { name, routes, close } of modules.list) {
+  for (const { name, routes, start, close } of modules.list) {
     if (routes) await app.register(routes);
+    // Ready comes after the migrations: startServer and the tests migrate before they listen or inject.
+    if (start) app.addHook('onReady', async () => start());
     if (close) {
       app.addHook('onClose', () =>
         close().catch((error: unknown) => app.log.error({ err: error, module: name }, 'could not close')),

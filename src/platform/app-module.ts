@@ -3,11 +3,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 /**
  * What every module gives the app, built the same way by `create<Name>Module(deps)`: its service (what
  * other modules may call: modules meet only through services), its routes (a plugin the app registers),
- * and what to close when the app closes. The app registers the modules from one list (src/modules.ts).
+ * what to start once the app is ready, and what to close when the app closes. The app registers the
+ * modules from one list (src/modules.ts).
  */
 export interface AppModule<Service = unknown> {
   readonly name: string;
   readonly service: Service;
   readonly routes?: FastifyPluginAsyncTypebox;
+  /** Starts background work (periodic jobs); called once the app is ready, so after the migrations. */
+  start?(): void;
   close?(): Promise<void>;
 }

@@ -33,7 +33,7 @@ export const interactionsRoutes =
           body: InteractionLogRequestSchema,
           response: {
             200: responseDoc(InteractionLogSchema),
-            ...errorResponses(400, 401, 403, 413, 415, 503),
+            ...errorResponses(400, 401, 403, 413, 415),
           },
         },
       },

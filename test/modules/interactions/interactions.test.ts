@@ -369,6 +369,17 @@ describeEachBackend('interaction logs', (backend) => {
     assert.equal((await post(logText())).statusCode, 200);
     assert.equal(await count('interaction_logs'), 1);
   });
+  it('starts its retention job once the app is ready (after the migrations)', async (t) => {
+    const { app, logs } = await setup(t, backend);
+    await app.ready();
+    const holders = async () =>
+      (await sql<{ name: string }>`select name from leases`.execute(app.db)).rows.map((row) => row.name);
+    for (let waited = 0; (await holders()).length === 0 && waited < 5000; waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(await holders(), ['interaction-log-retention']);
+    assert.ok(!logs.lines.some((line) => line.msg === 'periodic job failed'));
+  });
+
   it('answers 503 WRITE_QUEUE_FULL with Retry-After beyond the write queue, and commits what it took', async (t) => {
     // Each batch lingers a second for company, so the queue holds what arrives meanwhile.
     const { post, count } = await setup(t, backend, {

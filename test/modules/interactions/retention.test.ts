@@ -75,6 +75,7 @@ for (const dialect of allDialects) {
         }),
       );
       // Each instance runs the job as it starts; wait for all of them to have tried.
+      for (const module of modules) module.start?.();
       for (let waited = 0; logs.lines.length === 0 && waited < 10_000; waited += 50)
         await new Promise((resolve) => setTimeout(resolve, 50));
       await Promise.all(modules.map((module) => module.close?.()));

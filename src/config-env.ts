@@ -47,6 +47,7 @@ export const EnvSchema = Type.Object({
   GROUP_COMMIT_MAX_BATCH: Type.Integer({ minimum: 1, maximum: 1000, default: 256 }),
   GROUP_COMMIT_LINGER_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 0 }),
   GROUP_COMMIT_MAX_QUEUE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
+  MESSENGER_MAX_LINKED_ACCOUNTS: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   APPLICATIONS_MAX_PENDING_PER_OWNER: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
   HYPIXEL_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
   HYPIXEL_API_URL: Type.String({ pattern: HTTP_URL, default: 'https://api.hypixel.net' }),

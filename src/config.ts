@@ -4,6 +4,7 @@ import { corsOriginsOf, corsProblems, describe, secretProblems, timeoutProblems 
 import type { ApplicationsModuleDeps } from './modules/applications/applications.module.js';
 import type { HealthModuleDeps } from './modules/health/health.module.js';
 import type { InteractionsModuleDeps } from './modules/interactions/interactions.module.js';
+import type { MessengerUsersModuleDeps } from './modules/messenger-users/messenger-users.module.js';
 import type { PlayersSettings } from './modules/players/players.module.js';
 import type { ProfilesModuleDeps } from './modules/profiles/profiles.module.js';
 import type { TokensModuleDeps } from './modules/tokens/tokens.module.js';
@@ -50,6 +51,8 @@ export interface Config {
   };
   /** Interaction logs: their retention, and how their writes are grouped into commits. */
   readonly interactions: InteractionsModuleDeps['settings'];
+  /** Messenger users: how many Minecraft accounts one may link. */
+  readonly messengerUsers: MessengerUsersModuleDeps['settings'];
   /** Developer applications: the pending limit, and the rate limit of approvals (as for /auth/refresh). */
   readonly applications: ApplicationsModuleDeps['settings'];
   /** Operations (`/metrics`'s bearer token, when it is protected). */
@@ -138,6 +141,7 @@ function toConfig(env: Env): Config {
         maxQueue: env.GROUP_COMMIT_MAX_QUEUE,
       },
     },
+    messengerUsers: { maxLinkedAccounts: env.MESSENGER_MAX_LINKED_ACCOUNTS },
     applications: {
       maxPendingPerOwner: env.APPLICATIONS_MAX_PENDING_PER_OWNER,
       rateLimitPerMinute: env.RATE_LIMIT_AUTH_PER_MINUTE,

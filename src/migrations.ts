@@ -1,5 +1,6 @@
 import { applications } from './modules/applications/migrations/0003-applications.js';
 import { interactions } from './modules/interactions/migrations/0004-interactions.js';
+import { messengerUsers } from './modules/messenger-users/migrations/0006-messenger-users.js';
 import { players } from './modules/players/migrations/0002-players.js';
 import { tokens } from './modules/tokens/migrations/0001-tokens.js';
 import { leases } from './platform/db/migrations/0005-leases.js';
@@ -16,4 +17,5 @@ export const migrations: Migrations = {
   '0003-applications': applications,
   '0004-interactions': interactions,
   '0005-leases': leases,
+  '0006-messenger-users': messengerUsers,
 };

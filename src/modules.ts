@@ -3,6 +3,7 @@ import type { Infrastructure } from './infrastructure.js';
 import { createApplicationsModule } from './modules/applications/applications.module.js';
 import { createHealthModule } from './modules/health/health.module.js';
 import { createInteractionsModule } from './modules/interactions/interactions.module.js';
+import { createMessengerUsersModule } from './modules/messenger-users/messenger-users.module.js';
 import { createPlayersModule } from './modules/players/players.module.js';
 import { createProfilesModule } from './modules/profiles/profiles.module.js';
 import { createTokensModule } from './modules/tokens/tokens.module.js';
@@ -51,8 +52,14 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     players: players.service,
     settings: config.cache,
   });
+  const messengerUsers = createMessengerUsersModule({
+    db,
+    players: players.service,
+    interactions: interactions.service,
+    settings: config.messengerUsers,
+  });
   return {
-    list: [health, tokens, applications, interactions, players, profiles],
+    list: [health, tokens, applications, interactions, players, profiles, messengerUsers],
     authenticator: tokens.service,
   };
 }

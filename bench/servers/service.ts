@@ -63,6 +63,7 @@ const storesNothing: InteractionsService = {
       duplicate: false,
     };
   },
+  knownUsername: async () => undefined,
   list: async () => ({ logs: [] }),
   deleteExpired: async () => 0,
   close: async () => undefined,

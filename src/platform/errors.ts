@@ -71,6 +71,33 @@ const catalogue = {
     status: 403,
     reason: 'A reviewer may not approve their own application.',
   },
+  MESSENGER_USER_NOT_FOUND: { code: 14001, status: 404, reason: 'There is no such user.' },
+  ACCOUNT_LINKED_ELSEWHERE: {
+    code: 14002,
+    status: 409,
+    reason: 'This Minecraft account is linked to another user.',
+  },
+  TOO_MANY_LINKED_ACCOUNTS: {
+    code: 14003,
+    status: 409,
+    reason: 'This user has as many linked Minecraft accounts as allowed.',
+  },
+  ACCOUNT_NOT_LINKED: {
+    code: 14004,
+    status: 404,
+    reason: 'This Minecraft account is not linked to this user.',
+  },
+  LINK_NOT_VERIFIED: {
+    code: 14005,
+    status: 409,
+    reason: "The player's Hypixel profile does not link this Discord user.",
+  },
+  USERNAME_UNKNOWN: {
+    code: 14006,
+    status: 409,
+    reason: "The user's Discord username is not known, so the link cannot be verified.",
+  },
+  PLAYER_NOT_FOUND: { code: 14007, status: 404, reason: 'No Minecraft player has this username.' },
   INTERNAL_ERROR: { code: 19001, status: 500, reason: 'Something went wrong on our side.' },
   SHUTTING_DOWN: { code: 19002, status: 503, reason: 'The service is restarting; try again shortly.' },
   DEPENDENCY_UNAVAILABLE: {
@@ -82,6 +109,18 @@ const catalogue = {
     code: 19004,
     status: 503,
     reason: 'The service has more writes waiting than it takes; try again in a moment.',
+  },
+  UPSTREAM_THROTTLED: {
+    code: 19005,
+    status: 429,
+    reason: 'Hypixel or Mojang is throttling requests; try again after Retry-After.',
+  },
+  UPSTREAM_TIMEOUT: { code: 19006, status: 504, reason: 'Hypixel or Mojang did not answer in time.' },
+  UPSTREAM_UNAVAILABLE: { code: 19007, status: 503, reason: 'Hypixel or Mojang is unavailable.' },
+  UPSTREAM_BAD_GATEWAY: {
+    code: 19008,
+    status: 502,
+    reason: 'Hypixel or Mojang gave an answer that cannot be used.',
   },
 } as const satisfies Record<string, { code: number; status: number; reason: string }>;
 

@@ -3,6 +3,7 @@ import { type TSchema, Type } from 'typebox';
 import { principalOf } from '../platform/auth/route-guard.js';
 import type { Freshness } from '../platform/cache/cached-resource.js';
 import { ErrorResponseRef, errorResponses } from '../platform/error-response.js';
+import { AppError, type ErrorKind, ErrorKinds } from '../platform/errors.js';
 import { sendJsonBytes, setCacheHeaders } from '../platform/http/cache-headers.js';
 import {
   CACHED_VALUE_HEADERS,
@@ -208,4 +209,26 @@ export function resultResponses<S extends TSchema>({ field, found, notFound }: R
     }),
     ...errorResponses(400, 401, 403, 500),
   };
+}
+
+const FAILURE_KIND: Record<UpstreamFailureKind, ErrorKind> = {
+  throttled: ErrorKinds.UPSTREAM_THROTTLED,
+  timeout: ErrorKinds.UPSTREAM_TIMEOUT,
+  unavailable: ErrorKinds.UPSTREAM_UNAVAILABLE,
+  bad_gateway: ErrorKinds.UPSTREAM_BAD_GATEWAY,
+};
+
+/**
+ * An upstream failure met by a route outside endpoints 4 and 5 (a link's verification), as an ErrorResponse
+ * with the status and Retry-After endpoint 5 would answer; anything else is rethrown as it is.
+ */
+export function asUpstreamError(error: unknown): never {
+  if (!(error instanceof UpstreamFailure)) throw error;
+  throw AppError.of(FAILURE_KIND[error.kind], {
+    reason: error.publicCause,
+    headers:
+      error.retryAfterSeconds === undefined
+        ? {}
+        : { 'retry-after': String(Math.max(1, error.retryAfterSeconds)) },
+  });
 }

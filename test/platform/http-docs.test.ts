@@ -88,6 +88,11 @@ describe('OpenAPI and docs', () => {
       'post /admin/developer/applications/{id}/withdraw': [{ bearerAuth: [] }],
       'post /messenger/logging/interaction': [{ bearerAuth: [] }],
       'get /messenger/logging/interaction': [{ bearerAuth: [] }],
+      'get /messenger/user/{snowflake}/profile': [{ bearerAuth: [] }],
+      'put /messenger/user/{snowflake}/profile': [{ bearerAuth: [] }],
+      'post /messenger/user/{snowflake}/accounts': [{ bearerAuth: [] }],
+      'delete /messenger/user/{snowflake}/accounts/{uuid}': [{ bearerAuth: [] }],
+      'put /messenger/user/{snowflake}/accounts/{uuid}/primary': [{ bearerAuth: [] }],
       'get /player/{player}': [{ bearerAuth: [] }],
       'get /gamemode/profiles/{player}': [{ bearerAuth: [] }],
     });

@@ -120,6 +120,16 @@ export function createInteractionsRepository(executor: Executor) {
       return fingerprints;
     },
 
+    /** The username the logs last gave the user, if they mentioned them. */
+    async usernameOf(userId: bigint): Promise<string | undefined> {
+      const row = await db
+        .selectFrom('interaction_users')
+        .select('username')
+        .where('user_id', '=', userId.toString())
+        .executeTakeFirst();
+      return row?.username;
+    },
+
     async findByFingerprints(fingerprints: readonly string[]): Promise<Map<string, LogRecord>> {
       if (fingerprints.length === 0) return new Map();
       const rows = await db

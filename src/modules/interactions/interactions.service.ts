@@ -57,6 +57,8 @@ export interface InteractionsService {
    * interaction logged again resolves to its first record and stores nothing.
    */
   log(owner: bigint, log: InteractionLog): Promise<LoggedInteraction>;
+  /** The Discord username the logs last gave the user, if they mentioned them. */
+  knownUsername(userId: bigint): Promise<string | undefined>;
   /** Newest first, a page at a time. */
   list(query: LogQuery): Promise<{ logs: readonly StoredLog[]; nextCursor?: string }>;
   /** Deletes logs older than the retention, in bounded batches; how many it deleted. */
@@ -120,6 +122,8 @@ export function createInteractionsService({
         ? { ...storedLog(written.record), duplicate: true }
         : { id: record.id, receivedAt: record.receivedAt, owner, document, duplicate: false };
     },
+
+    knownUsername: (userId) => repository.usernameOf(userId),
 
     async list({ limit, cursor, ...filter }) {
       const position = cursor === undefined ? undefined : decodeCursor(cursor);

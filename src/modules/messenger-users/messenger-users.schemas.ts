@@ -1,0 +1,97 @@
+import { Type } from 'typebox';
+import { PLAYER_PATTERN } from '../../platform/player-id.js';
+import { SnowflakeParam } from '../../platform/snowflake.js';
+import { Text } from '../../platform/text.js';
+
+const UUID_PATTERN =
+  '^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$';
+const SnowflakeText = (description: string) =>
+  Type.String({ pattern: '^[0-9]{1,20}$', description, example: '123456789012345678' });
+
+/** `{snowflake}` and `{uuid}`: a user and one of their linked accounts. */
+export const AccountParams = Type.Object({
+  snowflake: SnowflakeParam(),
+  uuid: Type.String({
+    pattern: UUID_PATTERN,
+    'x-reason': 'must be a Minecraft UUID (32 hex digits, dashed or not)',
+    description: 'A linked Minecraft UUID, dashed or not, any case.',
+    example: '20934ef9488c465180a78f861586b4cf',
+  }),
+});
+
+/** Endpoint 7's UserProfileResult. */
+export const UserProfileResultSchema = Type.Object(
+  {
+    user_profile: Type.Object(
+      {
+        snowflake: SnowflakeText("The user's Discord ID, as the exact digits."),
+        locale: Type.String({ description: 'BCP 47 language tag; en-US unless set.', example: 'en-US' }),
+      },
+      { additionalProperties: false },
+    ),
+    linked_accounts: Type.Array(
+      Type.Object(
+        {
+          id: Type.String({
+            pattern: '^[0-9a-f]{32}$',
+            description: 'The Minecraft UUID, undashed lowercase.',
+            example: '20934ef9488c465180a78f861586b4cf',
+          }),
+          snowflake: SnowflakeText('The Discord ID of the user it is linked to.'),
+          is_primary: Type.Boolean({
+            description: "Whether it is the user's primary account (exactly one is).",
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'The primary first, then in link order.' },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'UserProfileResult: a Discord user and their Minecraft accounts.',
+  },
+);
+
+export const LocaleRequestSchema = Type.Object(
+  {
+    locale: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'A BCP 47 language tag; kept in canonical form (en-us becomes en-US).',
+      example: 'pt-BR',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const LinkRequestSchema = Type.Object(
+  {
+    player: Type.String({
+      pattern: PLAYER_PATTERN,
+      'x-reason':
+        'must be a Minecraft UUID (32 hex digits, dashed or not) or a username (1 to 16 letters, digits or _)',
+      description: 'The Minecraft account: a UUID (dashed or not) or a username.',
+      example: 'Notch',
+    }),
+    primary: Type.Optional(
+      Type.Boolean({ description: 'Make it the primary account (the first account linked always is).' }),
+    ),
+    verify: Type.Optional(
+      Type.Boolean({
+        description:
+          "Link only when the player's Hypixel profile (socialMedia.links.DISCORD) names the user's Discord username, case-insensitively.",
+      }),
+    ),
+    username: Type.Optional(
+      Text({
+        minLength: 1,
+        maxLength: 64,
+        nonBlank: true,
+        description:
+          "The user's Discord username, for verification, used only when no interaction log has named the user.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);

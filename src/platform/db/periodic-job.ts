@@ -8,6 +8,8 @@ export interface PeriodicJobOptions {
   readonly name: string;
   /** How often the job runs, across all the instances sharing the database. */
   readonly everyMs: number;
+  /** When the first attempt is, after the start: a minute, or the period if shorter, by default. */
+  readonly firstAfterMs?: number;
   readonly db: Executor;
   readonly log: Logger;
   /** The work; what it resolves to is logged. */
@@ -30,6 +32,7 @@ export interface PeriodicJob {
 export function startPeriodicJob({
   name,
   everyMs,
+  firstAfterMs = Math.min(everyMs, 60_000),
   db,
   log,
   run,
@@ -58,7 +61,8 @@ export function startPeriodicJob({
     return running;
   };
 
-  const first = setTimeout(runOnce, 0);
+  // Not at once: an instance starting is busy enough, and a restart loop should not run the job each time.
+  const first = setTimeout(runOnce, firstAfterMs);
   const timer = setInterval(runOnce, everyMs);
   first.unref();
   timer.unref();

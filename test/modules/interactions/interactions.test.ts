@@ -132,11 +132,12 @@ describeEachBackend('interaction logs', (backend) => {
 
   it('keeps the latest names when one batch mentions a user and a server more than once', async (t) => {
     // A linger makes the three logs one batch, in the order they arrive.
-    const { post, app } = await setup(t, backend, { GROUP_COMMIT_LINGER_MS: '400' });
+    const { post, app } = await setup(t, backend, { GROUP_COMMIT_LINGER_MS: '1000' });
     const replies: Promise<{ statusCode: number }>[] = [];
     for (const name of ['early', 'middle', 'late']) {
       replies.push(post(logText({ username: `${name}_user` }).replace('"Guild"', `"${name} guild"`)));
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      // Enough for each to be queued before the next is sent, well inside the linger.
+      await new Promise((resolve) => setTimeout(resolve, 150));
     }
     for (const reply of await Promise.all(replies)) assert.equal(reply.statusCode, 200);
     const { rows: users } = await sql<{ username: string }>`select username from interaction_users`.execute(
@@ -370,7 +371,8 @@ describeEachBackend('interaction logs', (backend) => {
     assert.equal(await count('interaction_logs'), 1);
   });
   it('starts its retention job once the app is ready (after the migrations)', async (t) => {
-    const { app, logs } = await setup(t, backend);
+    // The first attempt comes after a period shorter than a minute.
+    const { app, logs } = await setup(t, backend, { RETENTION_JOB_INTERVAL_SECONDS: '1' });
     await app.ready();
     const holders = async () =>
       (await sql<{ name: string }>`select name from leases`.execute(app.db)).rows.map((row) => row.name);

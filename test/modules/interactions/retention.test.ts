@@ -22,7 +22,8 @@ const DAY = 86_400_000;
 const RETENTION_DAYS = 90;
 const settings = {
   retentionDays: RETENTION_DAYS,
-  retentionJobEveryMs: 3_600_000,
+  // The first attempt comes after the period (when shorter than a minute).
+  retentionJobEveryMs: 300,
   groupCommit: { maxBatch: 256, lingerMs: 0, maxQueue: 10_000 },
 };
 
@@ -80,10 +81,15 @@ for (const dialect of allDialects) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       await Promise.all(modules.map((module) => module.close?.()));
 
+      // Later periods may have run too, deleting nothing more.
       const runs = logs.lines.filter((line) => line.msg === 'periodic job ran');
-      assert.equal(runs.length, 1, 'one instance ran it');
-      assert.equal(runs[0]?.job, 'interaction-log-retention');
-      assert.equal(runs[0]?.deleted, 2300);
+      assert.ok(runs.every((run) => run.job === 'interaction-log-retention'));
+      assert.deepEqual(
+        runs.map((run) => run.deleted),
+        [2300, ...Array(runs.length - 1).fill(0)],
+        'one instance deleted them',
+      );
+      assert.ok(runs.length <= 2, `one run per period: ${runs.length} runs in about one period`);
       const count = async (query: string) =>
         Number((await sql<{ count: number }>`${sql.raw(query)}`.execute(first)).rows[0]?.count);
       assert.equal(await count('select count(*) as count from interaction_logs'), 40);

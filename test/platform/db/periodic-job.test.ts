@@ -31,6 +31,7 @@ async function instances(t: TestContext, dialect: Dialect, count: number, run: (
     startPeriodicJob({
       name: 'test-job',
       everyMs: HOUR,
+      firstAfterMs: 0,
       db: executorOf(db),
       log,
       now: clock.now,

@@ -21,12 +21,19 @@ import { UpstreamFailure, type UpstreamFailureKind } from './upstream-failure.js
  * The routes of those endpoints use these; the services behind them return domain values.
  */
 
-const FAILURE_STATUS: Record<UpstreamFailureKind, number> = {
-  throttled: 429,
-  timeout: 504,
-  unavailable: 503,
-  bad_gateway: 502,
+/** Each kind of upstream failure as an error of the catalogue, whose status both answers use. */
+const FAILURE_KIND: Record<UpstreamFailureKind, ErrorKind> = {
+  throttled: ErrorKinds.UPSTREAM_THROTTLED,
+  timeout: ErrorKinds.UPSTREAM_TIMEOUT,
+  unavailable: ErrorKinds.UPSTREAM_UNAVAILABLE,
+  bad_gateway: ErrorKinds.UPSTREAM_BAD_GATEWAY,
 };
+
+/** `Retry-After` for a failure that says when to try again (never under a second). */
+const retryAfterOf = (error: UpstreamFailure): Record<string, string> =>
+  error.retryAfterSeconds === undefined
+    ? {}
+    : { 'retry-after': String(Math.max(1, error.retryAfterSeconds)) };
 
 export const UNKNOWN_USERNAME_CAUSE = 'No Minecraft player has this username';
 
@@ -56,12 +63,10 @@ export function sendNotFound(
  */
 function sendUpstreamFailure(reply: FastifyReply, field: string, error: unknown): FastifyReply {
   if (!(error instanceof UpstreamFailure)) throw error;
-  reply.header('cache-control', 'no-store');
-  if (error.retryAfterSeconds !== undefined)
-    reply.header('retry-after', String(Math.max(1, error.retryAfterSeconds)));
+  reply.headers({ 'cache-control': 'no-store', ...retryAfterOf(error) });
   return sendJsonBytes(
     reply,
-    FAILURE_STATUS[error.kind],
+    FAILURE_KIND[error.kind].status,
     failureBody(field, error.publicCause, error.kind === 'throttled'),
   );
 }
@@ -211,24 +216,11 @@ export function resultResponses<S extends TSchema>({ field, found, notFound }: R
   };
 }
 
-const FAILURE_KIND: Record<UpstreamFailureKind, ErrorKind> = {
-  throttled: ErrorKinds.UPSTREAM_THROTTLED,
-  timeout: ErrorKinds.UPSTREAM_TIMEOUT,
-  unavailable: ErrorKinds.UPSTREAM_UNAVAILABLE,
-  bad_gateway: ErrorKinds.UPSTREAM_BAD_GATEWAY,
-};
-
 /**
  * An upstream failure met by a route outside endpoints 4 and 5 (a link's verification), as an ErrorResponse
  * with the status and Retry-After endpoint 5 would answer; anything else is rethrown as it is.
  */
 export function asUpstreamError(error: unknown): never {
   if (!(error instanceof UpstreamFailure)) throw error;
-  throw AppError.of(FAILURE_KIND[error.kind], {
-    reason: error.publicCause,
-    headers:
-      error.retryAfterSeconds === undefined
-        ? {}
-        : { 'retry-after': String(Math.max(1, error.retryAfterSeconds)) },
-  });
+  throw AppError.of(FAILURE_KIND[error.kind], { reason: error.publicCause, headers: retryAfterOf(error) });
 }

@@ -1,7 +1,7 @@
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
 import type { InteractionsService } from '../interactions/interactions.service.js';
-import type { PlayersService } from '../players/players.service.js';
+import type { PlayerLookup, PlayersService } from '../players/players.service.js';
 import {
   createMessengerUsersRepository,
   type LinkedAccount,
@@ -109,21 +109,9 @@ export function createMessengerUsersService({
 
   async function verify(snowflake: bigint, uuid: string, given: string | undefined, caller: string) {
     const username = await usernameFor(snowflake, given);
-    const found = await players.lookup(uuid, caller);
-    const refuse = (reason: string) => {
-      throw AppError.of(ErrorKinds.LINK_NOT_VERIFIED, { reason, developerReason: reason });
-    };
-    if (found.kind !== 'found')
-      return refuse('This player has never joined Hypixel, so their profile links no Discord account.');
-    const link = found.player.discordLink();
-    if (link === undefined)
-      return refuse(
-        "The player's Hypixel profile has no Discord account linked (socialMedia.links.DISCORD is missing).",
-      );
-    if (link.trim().toLowerCase() !== username.trim().toLowerCase())
-      return refuse(
-        "The Discord account linked on the player's Hypixel profile is a different one than this user's.",
-      );
+    const problem = verificationProblem(await players.lookup(uuid, caller), username);
+    if (problem)
+      throw AppError.of(ErrorKinds.LINK_NOT_VERIFIED, { reason: problem, developerReason: problem });
   }
 
   return {
@@ -186,6 +174,18 @@ export function createMessengerUsersService({
       });
     },
   };
+}
+
+/** Why the player's Hypixel profile does not vouch for the username (case-insensitive), if it does not. */
+function verificationProblem(found: PlayerLookup, username: string): string | undefined {
+  if (found.kind !== 'found')
+    return 'This player has never joined Hypixel, so their profile links no Discord account.';
+  const link = found.player.discordLink();
+  if (link === undefined)
+    return "The player's Hypixel profile has no Discord account linked (socialMedia.links.DISCORD is missing).";
+  if (link.trim().toLowerCase() !== username.trim().toLowerCase())
+    return "The Discord account linked on the player's Hypixel profile is a different one than this user's.";
+  return undefined;
 }
 
 /** BCP 47, canonical (`en-us` -> `en-US`); 400 when the text is not a language tag. */

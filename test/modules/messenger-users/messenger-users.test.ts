@@ -156,6 +156,24 @@ describeEachBackend('messenger users (endpoint 7)', (backend) => {
     assert.equal((await send('PUT', `${accounts()}/${MINIKLOON}/primary`)).statusCode, 404);
   });
 
+  it('links nothing and creates no user when the link write fails midway', async (t) => {
+    const { link, get, app } = await setup(t);
+    // The user's row is written first in the transaction; the account's insert then fails.
+    await sql
+      .raw(
+        backend.dialect === 'sqlite'
+          ? "create trigger fail_link before insert on linked_accounts begin select raise(abort, 'refused'); end"
+          : `create or replace function fail_link() returns trigger as $$ begin raise exception 'refused'; end $$ language plpgsql;
+             create trigger fail_link before insert on linked_accounts for each row execute function fail_link()`,
+      )
+      .execute(app.db);
+    const failed = await link(MINIKLOON);
+    assert.equal(failed.statusCode, 500);
+    assert.equal(problems(failed)[0]?.name, 'INTERNAL_ERROR');
+    assert.doesNotMatch(failed.body, /refused|linked_accounts/, 'nothing of the database in the answer');
+    assert.equal((await get(profile())).statusCode, 404, 'the user it would have created is not there');
+  });
+
   it('holds one primary per user in the database itself', async (t) => {
     const { link, app } = await setup(t);
     await link(MINIKLOON);

@@ -1,5 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type preHandlerAsyncHookHandler } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type preHandlerAsyncHookHandler,
+  type preValidationAsyncHookHandler,
+} from 'fastify';
 import type { Config } from './config.js';
 import { createInfrastructure, type Infrastructure } from './infrastructure.js';
 import { createModules } from './modules.js';
@@ -21,8 +25,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The app's database; opened by buildApp and closed with the app. */
     db: Database;
-    /** A route guard: a valid bearer token, carrying `grant` when one is named (401 / 403 otherwise). */
-    requireGrant(grant?: Grant, options?: GuardOptions): preHandlerAsyncHookHandler;
+    /** A route guard (`preValidation`): a valid bearer token, carrying `grant` when one is named (401 / 403 otherwise). */
+    requireGrant(grant?: Grant, options?: GuardOptions): preValidationAsyncHookHandler;
     /**
      * A route guard for someone's resource: a valid bearer token whose owner is the snowflake path
      * parameter `ownerParam`, or which carries `grant` (401 / 403 otherwise).

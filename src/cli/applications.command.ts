@@ -63,7 +63,7 @@ async function list(
     throw new UsageError(`--state must be one of ${APPLICATION_STATES.join(', ')}`);
   const owner = values.owner === undefined ? undefined : parseSnowflake(values.owner);
   if (values.owner !== undefined && owner === undefined)
-    throw new UsageError('--owner must be a Discord ID: an integer from 0 to 2^64-1');
+    throw new UsageError('--owner must be a Discord ID: an integer from 1 to 2^64-1');
   const limit = values.limit === undefined ? 100 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST)
     throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIST}`);

@@ -37,7 +37,7 @@ async function issue(
   context: CliContext,
 ): Promise<number> {
   const owner = parseSnowflake(values.owner);
-  if (owner === undefined) throw new UsageError('--owner must be a Discord ID: an integer from 0 to 2^64-1');
+  if (owner === undefined) throw new UsageError('--owner must be a Discord ID: an integer from 1 to 2^64-1');
   const grants = [...new Set(values.grant ?? [])];
   if (grants.length === 0) throw new UsageError('give at least one --grant');
   const unknown = grants.filter((grant) => !isGrant(grant));

@@ -62,10 +62,33 @@ function nestsDeeperThan(text: string, maxDepth: number): boolean {
   return false;
 }
 
+/** A number in a request body that no double holds (`1e400`): refused rather than kept as Infinity. */
+class NumberOutOfRange extends Error {}
+
+function parseBodyNumber(text: string): number | string {
+  const value = parseNumber(text);
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new NumberOutOfRange();
+  return value;
+}
+
+/**
+ * Why a body is not JSON, by position only: the parser's own message quotes the text it stopped at, which
+ * may be a piece of a secret (an interaction token with a bad escape).
+ */
+function malformedReason(error: unknown): string {
+  if (error instanceof NumberOutOfRange) return 'body holds a number too large for a JSON number here';
+  const message = (error as Error).message;
+  const position = /at position (\d+)/.exec(message)?.[1];
+  if (position === undefined) return 'body is not valid JSON';
+  return message.startsWith('Duplicate key')
+    ? `body is not valid JSON: an object repeats a key (at character ${position})`
+    : `body is not valid JSON: it breaks off or goes wrong at character ${position}`;
+}
+
 /**
  * Parses a JSON request body without losing 64-bit integers. An empty body is "no body" (GETs that send
- * `Content-Type: application/json` with nothing); nesting deeper than `maxDepth`, duplicate keys and
- * `__proto__` keys are refused.
+ * `Content-Type: application/json` with nothing); nesting deeper than `maxDepth`, duplicate keys,
+ * `__proto__` keys and numbers beyond a double's range are refused. A refusal never quotes the body.
  */
 export function parseJsonBody(text: string, maxDepth: number): unknown {
   if (text.trim() === '') return undefined;
@@ -76,11 +99,11 @@ export function parseJsonBody(text: string, maxDepth: number): unknown {
   }
   let value: unknown;
   try {
-    value = parse(text, null, parseNumber);
+    value = parse(text, null, parseBodyNumber);
   } catch (error) {
     throw AppError.of(ErrorKinds.MALFORMED_JSON, {
       cause: 'Malformed JSON',
-      developerReason: `body is not valid JSON: ${(error as Error).message}`,
+      developerReason: malformedReason(error),
     });
   }
   if (hasProtoKey(value)) {

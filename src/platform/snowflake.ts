@@ -6,16 +6,20 @@ export const MAX_SNOWFLAKE = 2n ** 64n - 1n;
 const DIGITS = /^[0-9]{1,20}$/;
 
 const SNOWFLAKE_KEYWORD = 'x-snowflake';
-const SNOWFLAKE_REASON = `must be an integer from 0 to ${MAX_SNOWFLAKE}, as a JSON number or a decimal string`;
+const SNOWFLAKE_REASON = `must be an integer from 1 to ${MAX_SNOWFLAKE}, as a JSON number or a decimal string`;
 
-/** A snowflake from a JSON integer, a decimal string or a bigint; undefined when it is not one. */
+/**
+ * A snowflake (1 to 2^64-1) from a JSON integer, a decimal string or a bigint; undefined when it is not one.
+ * A JSON number with an integer value is that integer whatever its spelling (`1e3` is 1000, as in JSON
+ * Schema); only numbers below 2^53 can be spelled so, and those are exact.
+ */
 export function parseSnowflake(value: unknown): bigint | undefined {
   let id: bigint;
   if (typeof value === 'bigint') id = value;
   else if (typeof value === 'number' && Number.isSafeInteger(value)) id = BigInt(value);
   else if (typeof value === 'string' && DIGITS.test(value)) id = BigInt(value);
   else return undefined;
-  return id >= 0n && id <= MAX_SNOWFLAKE ? id : undefined;
+  return id >= 1n && id <= MAX_SNOWFLAKE ? id : undefined;
 }
 
 /**
@@ -27,7 +31,7 @@ export function Snowflake(options: { description?: string } = {}): TUnsafe<bigin
     [SNOWFLAKE_KEYWORD]: true,
     anyOf: [
       { type: 'string', pattern: DIGITS.source },
-      { type: 'integer', minimum: 0 },
+      { type: 'integer', minimum: 1 },
     ],
     'x-reason': SNOWFLAKE_REASON,
     description: options.description ?? 'A 64-bit Discord ID (snowflake), as an integer or a decimal string.',
@@ -64,7 +68,7 @@ export function SnowflakeOut(options: { description?: string } = {}): TUnsafe<bi
   return Type.Unsafe<bigint>({
     type: 'integer',
     format: 'int64',
-    minimum: 0,
+    minimum: 1,
     description: options.description ?? 'A 64-bit Discord ID (snowflake), exact.',
   });
 }

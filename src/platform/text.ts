@@ -4,14 +4,14 @@ import { type TString, Type } from 'typebox';
  * Text a client gives the service to keep (names, descriptions, reasons), as a schema. Lengths count
  * characters (code points). Control characters are refused, since PostgreSQL cannot store U+0000 and the
  * others only garble logs and terminals; so are lone surrogates (half of a UTF-16 pair), which no UTF-8
- * store keeps as sent. Multi-line text may hold tabs and line breaks.
+ * store keeps as sent. Multi-line text may hold tabs and line breaks. Text that must not be empty
+ * (`minLength` 1 or more) must hold something visible: white space and zero-width characters alone are
+ * as empty as nothing (a blank username would match any blank name).
  */
 export interface TextOptions {
   readonly minLength?: number;
   readonly maxLength: number;
   readonly multiline?: boolean;
-  /** Must hold something other than white space. */
-  readonly nonBlank?: boolean;
   readonly description: string;
   readonly example?: string;
 }
@@ -27,11 +27,11 @@ export function Text({
   minLength = 0,
   maxLength,
   multiline = false,
-  nonBlank = false,
   description,
   example,
 }: TextOptions): TString {
   const allowed = `[^${multiline ? CONTROLS_BUT_LINE_BREAKS : CONTROLS}]`;
+  const nonBlank = minLength > 0;
   const length = minLength === 0 ? `at most ${maxLength}` : `${minLength} to ${maxLength}`;
   return Type.String({
     minLength,

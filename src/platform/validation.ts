@@ -4,6 +4,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { addBoundedJsonKeyword } from './bounded-json.js';
 import { AppError, ErrorKinds, type Problem } from './errors.js';
 import { addSnowflakeKeyword } from './snowflake.js';
+import { addTimestampKeyword } from './timestamp.js';
 
 /** Annotations our schemas carry for documentation and error messages; Ajv must know them in strict mode. */
 const ANNOTATIONS = ['x-reason', 'example'];
@@ -21,6 +22,7 @@ function createAjv(coerceTypes: false | 'array'): Ajv {
   ajv.addVocabulary(ANNOTATIONS);
   addSnowflakeKeyword(ajv);
   addBoundedJsonKeyword(ajv);
+  addTimestampKeyword(ajv);
   return ajv;
 }
 

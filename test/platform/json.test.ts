@@ -40,6 +40,49 @@ describe('exact JSON', () => {
       }
     });
 
+    it('refuses numbers beyond a double instead of keeping them as Infinity', () => {
+      for (const text of ['{"a":1e400}', '{"a":[-1e999]}']) {
+        assert.throws(
+          () => parseJsonBody(text, 64),
+          (error: unknown) =>
+            error instanceof AppError &&
+            error.problems[0]?.kind.name === 'MALFORMED_JSON' &&
+            error.problems[0]?.developerReason === 'body holds a number too large for a JSON number here',
+          text,
+        );
+      }
+    });
+
+    it('says where malformed JSON goes wrong without quoting any of it', () => {
+      const secret = 'SECRETTOKEN';
+      for (const text of [
+        `{"t":"${secret}\\uQZ9X"}`,
+        `{"t":"\\u${secret}"}`,
+        `{"t":"${secret}\\q"}`,
+        `{"t":-${secret}}`,
+        `{"t":1${secret}}`,
+        `{"t":"${secret}`,
+        `{"t":"a\n${secret}"}`,
+        `{"${secret}":1,"${secret}":2}`,
+        `{"t":1}${secret}`,
+        `{"t":tru${secret}}`,
+      ]) {
+        assert.throws(
+          () => parseJsonBody(text, 64),
+          (error: unknown) => {
+            if (!(error instanceof AppError)) return false;
+            const said = JSON.stringify(
+              error.problems.map(({ reason, developerReason }) => [reason, developerReason]),
+            );
+            assert.doesNotMatch(said, /SECRET|QZ9X|tru/, text);
+            assert.match(said, /at character \d+/, text);
+            return true;
+          },
+          text,
+        );
+      }
+    });
+
     it('counts only structure, not brackets inside strings', () => {
       const text = JSON.stringify({ a: '[[[[[[[[{{{{{{{{', b: ['\\"[[[['] });
       assert.deepEqual(parseJsonBody(text, 2), { a: '[[[[[[[[{{{{{{{{', b: ['\\"[[[['] });
@@ -100,6 +143,17 @@ describe('exact JSON', () => {
       assert.equal(reply.body, '{"owner":1234567890123456789,"users":[9007199254740993]}');
     });
 
+    it('refuses 0 however it is spelled, and takes an integer-valued number as that integer', async () => {
+      for (const zero of ['0', '"0"', '-0', '0.0', '0e5', '"00000000000000000"']) {
+        const reply = await post(`{"owner": ${zero}, "users": []}`);
+        assert.equal(reply.statusCode, 400, `${zero}: ${reply.body}`);
+      }
+      seen.length = 0;
+      const reply = await post('{"owner": 1e3, "users": [1.0, 12.00]}');
+      assert.equal(reply.statusCode, 200, reply.body);
+      assert.deepEqual(seen[0], { owner: 1000n, users: [1n, 12n] });
+    });
+
     it('refuses IDs beyond 2^64-1, negative, fractional or not numeric, one problem each', async () => {
       const reply = await post('{"owner": 18446744073709551616, "users": [-1, 1.5, "12a", true]}');
       assert.equal(reply.statusCode, 400);
@@ -108,7 +162,7 @@ describe('exact JSON', () => {
         body.extra.map((problem: { developer_reason: string }) => problem.developer_reason.split(' ')[0]),
         ['body/owner', 'body/users/0', 'body/users/1', 'body/users/2', 'body/users/3'],
       );
-      assert.match(body.extra[0].reason, /^owner must be an integer from 0 to 18446744073709551615/);
+      assert.match(body.extra[0].reason, /^owner must be an integer from 1 to 18446744073709551615/);
     });
   });
 });

@@ -13,11 +13,12 @@ describe('answers checked against the OpenAPI document', () => {
   it("checks every answer of a test's app, and finds nothing wrong in the service's own", async (t) => {
     const { app, config, conformance } = await buildTestApp(t);
     const token = await issueToken(app, config, { grants: [] });
+    const reader = await issueToken(app, config, { grants: ['player:read'] });
     const answers = await Promise.all([
       app.inject({ method: 'GET', url: '/health' }),
       app.inject({ method: 'GET', url: '/ready' }),
       app.inject({ method: 'GET', url: '/openapi.json' }),
-      app.inject({ method: 'GET', url: '/player/bad!name' }),
+      app.inject({ method: 'GET', url: '/player/bad!name', headers: bearer(reader) }),
       app.inject({ method: 'GET', url: '/player/Notch' }),
       app.inject({ method: 'GET', url: '/player/Notch', headers: bearer(token) }),
       app.inject({

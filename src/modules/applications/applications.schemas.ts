@@ -22,7 +22,6 @@ export const ApplicationRequestSchema = Type.Object(
     name: Text({
       minLength: 1,
       maxLength: 64,
-      nonBlank: true,
       description: "The application's name.",
       example: 'Guild stats bot',
     }),

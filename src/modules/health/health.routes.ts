@@ -48,7 +48,7 @@ export const healthRoutes =
     app.get(
       '/metrics',
       {
-        ...(metricsToken ? { preHandler: requireStaticBearer(metricsToken) } : {}),
+        ...(metricsToken ? { preValidation: requireStaticBearer(metricsToken) } : {}),
         schema: {
           tags: ['Operations'],
           operationId: 'getMetrics',

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../platform/auth/route-guard.js';
-import { errorResponses } from '../../platform/error-response.js';
+import { errorResponse, errorResponses } from '../../platform/error-response.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
 import {
   InteractionLogListQuery,
@@ -19,7 +19,7 @@ export const interactionsRoutes =
     app.post(
       PATH,
       {
-        preHandler: app.requireGrant('messenger:log'),
+        preValidation: app.requireGrant('messenger:log'),
         schema: {
           tags: ['Messenger'],
           operationId: 'logInteraction',
@@ -34,6 +34,11 @@ export const interactionsRoutes =
           response: {
             200: responseDoc(InteractionLogSchema),
             ...errorResponses(400, 401, 403, 413, 415),
+            503: errorResponse(
+              503,
+              'Not stored: the write queue is full (`WRITE_QUEUE_FULL`, Retry-After: 1), the database is ' +
+                'unavailable (Retry-After: 2) or the instance is shutting down (Retry-After: 1).',
+            ),
           },
         },
       },
@@ -52,7 +57,7 @@ export const interactionsRoutes =
     app.get(
       PATH,
       {
-        preHandler: app.requireGrant('messenger:read'),
+        preValidation: app.requireGrant('messenger:read'),
         schema: {
           tags: ['Messenger'],
           operationId: 'listInteractionLogs',
@@ -70,12 +75,7 @@ export const interactionsRoutes =
       },
       async (request) => {
         const { since, user_id, server_id, ...page } = request.query;
-        const result = await service.list({
-          ...page,
-          userId: user_id,
-          serverId: server_id,
-          since: since === undefined ? undefined : Date.parse(since),
-        });
+        const result = await service.list({ ...page, userId: user_id, serverId: server_id, since });
         return { data: result.logs.map(storedLogWire), next_cursor: result.nextCursor ?? null };
       },
     );

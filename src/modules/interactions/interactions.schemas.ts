@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { BoundedObject } from '../../platform/bounded-json.js';
 import { Snowflake, SnowflakeOut } from '../../platform/snowflake.js';
 import { Text } from '../../platform/text.js';
+import { Timestamp } from '../../platform/timestamp.js';
 
 const OPTIONS = {
   maxBytes: 4096,
@@ -133,12 +134,7 @@ export const InteractionLogListQuery = Type.Object(
   {
     user_id: Type.Optional(Snowflake({ description: "Only this user's interactions." })),
     server_id: Type.Optional(Snowflake({ description: "Only this server's interactions." })),
-    since: Type.Optional(
-      Type.String({
-        format: 'date-time',
-        description: 'Only logs received at or after this time (RFC 3339).',
-      }),
-    ),
+    since: Type.Optional(Timestamp({ description: 'Only logs received at or after this time (RFC 3339).' })),
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size (1 to 100).' }),
     cursor: Type.Optional(
       Type.String({ maxLength: 200, description: 'The `next_cursor` of the page before.' }),

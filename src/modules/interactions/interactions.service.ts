@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { createGroupCommitter, type GroupCommitSettings } from '../../platform/db/group-commit.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
-import { parseJsonBody, serializeJson } from '../../platform/json.js';
+import { parseJsonExact, serializeJson } from '../../platform/json.js';
 import { decodeCursor, pageOf } from '../../platform/pagination.js';
 import {
   createInteractionsRepository,
@@ -54,7 +54,7 @@ export interface InteractionsService {
   /**
    * Stores the log with its receive time and the logging owner, and the user and server it mentions, in
    * one transaction (shared with the logs that arrive with it); resolves once committed. The same
-   * interaction logged again resolves to its first record and stores nothing.
+   * interaction logged again by the same owner resolves to its first record and stores nothing.
    */
   log(owner: bigint, log: InteractionLog): Promise<LoggedInteraction>;
   /** The Discord username the logs last gave the user, if they mentioned them. */
@@ -83,8 +83,6 @@ export interface InteractionsServiceDeps {
 /** Rows deleted per statement by retention: small enough not to hold the database long. */
 const DELETE_BATCH = 1000;
 const DAY_MS = 86_400_000;
-/** Stored documents are written by this service: their nesting is bounded by the options' bound. */
-const DOCUMENT_MAX_DEPTH = 64;
 
 type Written = { readonly record: LogRecord; readonly duplicate: boolean };
 
@@ -95,8 +93,10 @@ export function createInteractionsService({
   now = Date.now,
 }: InteractionsServiceDeps): InteractionsService {
   const repository = createInteractionsRepository(db);
-  const fingerprint = (token: string) =>
-    createHmac('sha256', fingerprintKey).update(token).digest('base64url');
+  // The owner is part of what is fingerprinted: a repeat is the same interaction logged by the same owner,
+  // and one owner's log never answers another's.
+  const fingerprint = (owner: bigint, token: string) =>
+    createHmac('sha256', fingerprintKey).update(`${owner}:${token}`).digest('base64url');
   const committer = createGroupCommitter<NewLog, Written>(db, writeBatch, settings.groupCommit);
 
   return {
@@ -106,7 +106,7 @@ export function createInteractionsService({
       const document: StoredDocument = { ...log, interaction };
       const record: LogRecord = {
         id: randomUUID(),
-        fingerprint: fingerprint(token),
+        fingerprint: fingerprint(owner, token),
         receivedAt: now(),
         owner,
         userId: log.user.user_id,
@@ -180,8 +180,8 @@ async function writeBatch(transaction: Executor, logs: readonly NewLog[]): Promi
   });
 }
 
-const parseDocument = (json: string): StoredDocument =>
-  parseJsonBody(json, DOCUMENT_MAX_DEPTH) as StoredDocument;
+/** A stored document is the service's own JSON: a corrupt one is the service's fault (a 500), not the caller's. */
+const parseDocument = (json: string): StoredDocument => parseJsonExact(json) as StoredDocument;
 
 function storedLog(record: LogRecord): StoredLog {
   return {

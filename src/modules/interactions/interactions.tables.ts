@@ -11,7 +11,7 @@ export type InteractionsTables = {
 
 export type InteractionLogsTable = {
   id: string;
-  /** HMAC-SHA256 of the interaction token under a server key: spots the same interaction logged twice. */
+  /** HMAC-SHA256 of the owner and the interaction token under a server key: spots an owner logging one interaction twice. */
   fingerprint: string;
   received_at: number;
   /** The owner of the token that logged it. */

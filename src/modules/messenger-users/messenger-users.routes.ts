@@ -26,7 +26,7 @@ export const messengerUsersRoutes =
     app.get(
       PROFILE,
       {
-        preHandler: app.requireGrant('messenger:read'),
+        preValidation: app.requireGrant('messenger:read'),
         schema: {
           tags: TAGS,
           operationId: 'getMessengerUserProfile',
@@ -43,7 +43,7 @@ export const messengerUsersRoutes =
     app.put(
       PROFILE,
       {
-        preHandler: app.requireGrant('messenger:write'),
+        preValidation: app.requireGrant('messenger:write'),
         schema: {
           tags: TAGS,
           operationId: 'setMessengerUserLocale',
@@ -62,7 +62,7 @@ export const messengerUsersRoutes =
     app.post(
       ACCOUNTS,
       {
-        preHandler: app.requireGrant('messenger:write'),
+        preValidation: app.requireGrant('messenger:write'),
         schema: {
           tags: TAGS,
           operationId: 'linkMinecraftAccount',
@@ -94,7 +94,7 @@ export const messengerUsersRoutes =
     app.delete(
       `${ACCOUNTS}/:uuid`,
       {
-        preHandler: app.requireGrant('messenger:write'),
+        preValidation: app.requireGrant('messenger:write'),
         schema: {
           tags: TAGS,
           operationId: 'unlinkMinecraftAccount',
@@ -113,7 +113,7 @@ export const messengerUsersRoutes =
     app.put(
       `${ACCOUNTS}/:uuid/primary`,
       {
-        preHandler: app.requireGrant('messenger:write'),
+        preValidation: app.requireGrant('messenger:write'),
         schema: {
           tags: TAGS,
           operationId: 'setPrimaryMinecraftAccount',

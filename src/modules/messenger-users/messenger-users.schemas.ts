@@ -87,7 +87,6 @@ export const LinkRequestSchema = Type.Object(
       Text({
         minLength: 1,
         maxLength: 64,
-        nonBlank: true,
         description:
           "The user's Discord username, for verification, used only when no interaction log has named the user.",
       }),

@@ -13,7 +13,7 @@ export const playersRoutes =
     app.get(
       '/player/:player',
       {
-        preHandler: app.requireGrant('player:read'),
+        preValidation: app.requireGrant('player:read'),
         schema: {
           tags: ['Player'],
           operationId: 'getPlayer',

@@ -13,7 +13,7 @@ export const profilesRoutes =
     app.get(
       '/gamemode/profiles/:player',
       {
-        preHandler: app.requireGrant('profiles:read'),
+        preValidation: app.requireGrant('profiles:read'),
         schema: {
           tags: ['Gamemode'],
           operationId: 'getGamemodeProfiles',

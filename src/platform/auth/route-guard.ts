@@ -1,4 +1,4 @@
-import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyRequest, preHandlerAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
 import { AppError, ErrorKinds } from '../errors.js';
 import { bearerChallenge, invalidToken } from './auth-errors.js';
 import type { Grant } from './grants.js';
@@ -37,14 +37,16 @@ export interface GuardOptions {
 }
 
 /**
- * A route guard: the request must carry `Authorization: Bearer <token>` whose token is valid, and (when a
- * grant is named) grants it. 401 otherwise, 403 for a valid token without the grant.
+ * A route guard, for a route's `preValidation`: the request must carry `Authorization: Bearer <token>`
+ * whose token is valid, and (when a grant is named) grants it. 401 otherwise, 403 for a valid token without
+ * the grant. It runs before the route's schemas look at the request, so a caller who may not use the
+ * route learns nothing of what it takes: an anonymous bad body is a 401, not a 400.
  */
 export function requireGrant(
   authenticator: Authenticator,
   grant?: Grant,
   { noOwnerStatus = 401 }: GuardOptions = {},
-): preHandlerAsyncHookHandler {
+): preValidationAsyncHookHandler {
   const verify =
     noOwnerStatus === 400
       ? (request: FastifyRequest) => authenticate(authenticator, request).catch(noOwnerAsBadRequest)
@@ -69,9 +71,9 @@ function noOwnerAsBadRequest(error: unknown): never {
 }
 
 /**
- * A route guard for a resource that belongs to someone: a valid token whose owner is the path parameter
- * `ownerParam` (declared with `SnowflakeParam`, so it arrives as a bigint), or which holds `grant`; 403
- * otherwise.
+ * A route guard for a resource that belongs to someone, for a route's `preHandler`: a valid token whose
+ * owner is the path parameter `ownerParam` (declared with `SnowflakeParam`, so it arrives as a bigint, which
+ * is why this guard runs after validation), or which holds `grant`; 403 otherwise.
  */
 export function requireOwnerOrGrant(
   authenticator: Authenticator,

@@ -29,3 +29,18 @@ export async function takeLease(
     .executeTakeFirst();
   return taken.numUpdatedRows === 1n;
 }
+
+/** Extends the named lease to `expiresAt` if `holder` still holds it; whether it did. */
+export async function renewLease(
+  executor: Executor,
+  lease: { readonly name: string; readonly holder: string; readonly expiresAt: number },
+): Promise<boolean> {
+  const db = databaseOf(executor).withTables<{ leases: LeasesTable }>();
+  const renewed = await db
+    .updateTable('leases')
+    .set({ expires_at: lease.expiresAt })
+    .where('name', '=', lease.name)
+    .where('holder', '=', lease.holder)
+    .executeTakeFirst();
+  return renewed.numUpdatedRows === 1n;
+}

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
-import { takeLease } from './leases.js';
+import { renewLease, takeLease } from './leases.js';
 import type { Executor } from './transactions.js';
+
+/** The lease ends this fraction of a period early (1/10): the slack for early timers and clock skew. */
+const LEASE_SLACK_DIVISOR = 10;
 
 export interface PeriodicJobOptions {
   /** The job's name: its lease's name, the same on every instance. */
@@ -26,8 +29,12 @@ export interface PeriodicJob {
 
 /**
  * A job that runs once per period whatever the number of instances: every instance tries each period, and
- * only the one that takes the job's lease (held for the period) runs it. A failed run is logged and tried
- * again the next period (the lease is kept: a failing job does not hammer the database).
+ * only the one that takes the job's lease runs it. The lease ends a tenth of a period early, so that a
+ * timer firing a little early (or another instance's clock running a little ahead) does not skip a
+ * period: runs start at least 0.9 of a period apart, and at most a period and one attempt's delay. A run
+ * that outlasts its lease extends it as it goes, so no other instance starts the job meanwhile. A failed
+ * run is logged and tried again the next period (the lease is kept: a failing job does not hammer the
+ * database).
  */
 export function startPeriodicJob({
   name,
@@ -39,13 +46,29 @@ export function startPeriodicJob({
   now = Date.now,
 }: PeriodicJobOptions): PeriodicJob {
   const holder = randomUUID();
+  const leaseMs = everyMs - everyMs / LEASE_SLACK_DIVISOR;
   let running: Promise<boolean> | undefined;
+
+  /** While a run goes on, extends the lease every half lease; stopped by the function it returns. */
+  function keepLease(): () => void {
+    const renewal = setInterval(() => {
+      renewLease(db, { name, holder, expiresAt: now() + leaseMs }).catch((error: unknown) =>
+        log.warn({ job: name, err: error }, 'periodic job could not extend its lease'),
+      );
+    }, leaseMs / 2);
+    renewal.unref();
+    return () => clearInterval(renewal);
+  }
 
   async function attempt(): Promise<boolean> {
     const at = now();
     try {
-      if (!(await takeLease(db, { name, holder, now: at, expiresAt: at + everyMs }))) return false;
-      const outcome = await run();
+      if (!(await takeLease(db, { name, holder, now: at, expiresAt: at + leaseMs }))) {
+        log.debug({ job: name }, 'periodic job not due');
+        return false;
+      }
+      const stopKeeping = keepLease();
+      const outcome = await run().finally(stopKeeping);
       log.info({ job: name, durationMs: now() - at, ...outcome }, 'periodic job ran');
       return true;
     } catch (error) {

@@ -1,87 +1,22 @@
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { it, type TestContext } from 'node:test';
-import { type Kysely, sql } from 'kysely';
-import { type Backend, describeEachBackend } from '../../helpers/backends.js';
-import { buildTestApp } from '../../helpers/build-test-app.js';
+import { it } from 'node:test';
+import { sql } from 'kysely';
+import { describeEachBackend } from '../../helpers/backends.js';
 import { json, problems } from '../../helpers/replies.js';
-import { bearer, issueToken } from '../../helpers/tokens.js';
-
-const PATH = '/messenger/logging/interaction';
-const BOT_OWNER = 987654321098765432n;
-const USER = '18446744073709551615';
-const SERVER = '1234567890123456789';
-
-let sequence = 0;
-/** A distinct interaction token, shaped like Discord's. */
-const newToken = () =>
-  `aW50ZXJhY3Rpb246${Date.now()}${++sequence}.SECRET-${Math.random().toString(36).slice(2)}`;
-
-/** The log of a bot interaction as raw JSON, so IDs can be sent as integers beyond 2^53. */
-function logText({
-  token = newToken(),
-  user = USER,
-  server = SERVER,
-  username = 'notch',
-  idsAs = 'integer',
-  options = '{"player":"Notch"}',
-}: {
-  token?: string;
-  user?: string;
-  server?: string | null;
-  username?: string;
-  idsAs?: 'integer' | 'string';
-  options?: string;
-} = {}): string {
-  const id = (digits: string) => (idsAs === 'integer' ? digits : `"${digits}"`);
-  const serverPart = server === null ? '' : `,"server_id":${id(server)}`;
-  const serverObject = server === null ? '' : `,"server":{"server_id":${id(server)},"server_name":"Guild"}`;
-  return (
-    `{"interaction":{"interaction_name":"stats","interaction_token":"${token}","interaction_type":"APPLICATION_COMMAND",` +
-    `"options":${options}${serverPart},"user_id":${id(user)}}${serverObject},` +
-    `"user":{"user_id":${id(user)},"username":"${username}"}}`
-  );
-}
-
-async function setup(t: TestContext, backend: Backend, env: Record<string, string> = {}) {
-  const test = await buildTestApp(t, { backend, env });
-  const bot = await issueToken(test.app, test.config, { owner: BOT_OWNER, grants: ['messenger:log'] });
-  const reader = await issueToken(test.app, test.config, { owner: 1n, grants: ['messenger:read'] });
-  const post = (text: string, token = bot) =>
-    test.app.inject({
-      method: 'POST',
-      url: PATH,
-      headers: { ...bearer(token), 'content-type': 'application/json' },
-      payload: text,
-    });
-  const list = (query = '', token = reader) =>
-    test.app.inject({ method: 'GET', url: `${PATH}${query ? `?${query}` : ''}`, headers: bearer(token) });
-  const count = async (table: string) => {
-    const { rows } = await sql<{ count: number }>`select count(*) as count from ${sql.table(table)}`.execute(
-      test.app.db,
-    );
-    return Number(rows[0]?.count);
-  };
-  return { ...test, bot, reader, post, list, count };
-}
-
-/** Every row of every table of the service's database, as text. */
-async function everyRow(db: Kysely<object>, backend: Backend): Promise<string> {
-  const tables =
-    backend.dialect === 'sqlite'
-      ? (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db)).rows
-      : (
-          await sql<{ name: string }>`select table_name as name from information_schema.tables
-            where table_schema = current_schema()`.execute(db)
-        ).rows;
-  let text = '';
-  for (const { name } of tables) {
-    const { rows } = await sql`select * from ${sql.table(name)}`.execute(db);
-    text += JSON.stringify(rows, (_key, value) => (typeof value === 'bigint' ? value.toString() : value));
-  }
-  return text;
-}
+import { issueToken } from '../../helpers/tokens.js';
+import {
+  everyRow,
+  failInserts,
+  logText,
+  nested,
+  newToken,
+  PATH,
+  SERVER,
+  setup,
+  USER,
+} from './interaction-logs.js';
 
 describeEachBackend('interaction logs', (backend) => {
   it('stores a log and echoes it as received: 19- and 20-digit IDs exact, as integers or strings', async (t) => {
@@ -399,24 +334,3 @@ describeEachBackend('interaction logs', (backend) => {
     assert.equal(await count('interaction_logs'), 3, 'every log answered 200 is stored');
   });
 });
-
-function nested(depth: number): Record<string, unknown> {
-  let value: Record<string, unknown> = { leaf: true };
-  for (let level = 1; level < depth; level++) value = { inner: value };
-  return value;
-}
-
-async function failInserts(db: Kysely<object>, backend: Backend, table: string): Promise<void> {
-  if (backend.dialect === 'sqlite') {
-    await sql
-      .raw(`create trigger fail_insert before insert on ${table} begin select raise(abort, 'refused'); end`)
-      .execute(db);
-    return;
-  }
-  await sql
-    .raw(
-      `create or replace function fail_insert() returns trigger as $$ begin raise exception 'refused'; end $$ language plpgsql;
-       create trigger fail_insert before insert on ${table} for each row execute function fail_insert()`,
-    )
-    .execute(db);
-}

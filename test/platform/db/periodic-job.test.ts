@@ -15,9 +15,20 @@ import { createFakeClock } from '../../helpers/fake-clock.js';
 import { createTestDatabase } from '../../helpers/test-database.js';
 
 const HOUR = 3_600_000;
+/** When a lease taken for an hourly job ends: a tenth of the period early. */
+const LEASE = HOUR * 0.9;
 
-/** `count` instances of one job, each on its own connection to one database, on one fake clock. */
-async function instances(t: TestContext, dialect: Dialect, count: number, run: () => Promise<void>) {
+/**
+ * `count` instances of one job, each on its own connection to one database, on one fake clock (or on the
+ * real one, with `everyMs`).
+ */
+async function instances(
+  t: TestContext,
+  dialect: Dialect,
+  count: number,
+  run: () => Promise<void>,
+  { everyMs = HOUR, realTime = false }: { everyMs?: number; realTime?: boolean } = {},
+) {
   const database = await createTestDatabase(dialect);
   const settings = loadConfig({ DATABASE_URL: database.url }).database;
   const clock = createFakeClock(Date.UTC(2026, 0, 1));
@@ -30,11 +41,11 @@ async function instances(t: TestContext, dialect: Dialect, count: number, run: (
   const jobs = dbs.map((db) =>
     startPeriodicJob({
       name: 'test-job',
-      everyMs: HOUR,
+      everyMs,
       firstAfterMs: 0,
       db: executorOf(db),
       log,
-      now: clock.now,
+      now: realTime ? Date.now : clock.now,
       run: async () => {
         runs++;
         await run();
@@ -59,15 +70,59 @@ for (const dialect of allDialects) {
       const { clock, runs, attempt } = await instances(t, dialect, 3, async () => undefined);
       assert.equal(runs(), 1, 'the instances starting together ran it once');
       assert.equal(await attempt(), 0, 'nobody runs it again within the period');
-      await clock.advance(HOUR - 1);
-      assert.equal(await attempt(), 0, 'not even a millisecond before its end');
+      await clock.advance(LEASE - 1);
+      assert.equal(await attempt(), 0, 'not even a millisecond before its lease ends');
       await clock.advance(1);
-      assert.equal(await attempt(), 1, 'once the period is over, exactly one instance runs it');
+      assert.equal(await attempt(), 1, 'once the lease is over, exactly one instance runs it');
       for (let period = 0; period < 5; period++) {
         await clock.advance(HOUR);
         assert.equal(await attempt(), 1);
       }
       assert.equal(runs(), 7);
+    });
+
+    it('runs on an attempt that comes a little before the period is over (an early timer)', async (t) => {
+      const { clock, runs, attempt } = await instances(t, dialect, 2, async () => undefined);
+      for (let period = 0; period < 5; period++) {
+        await clock.advance(HOUR - 1000);
+        assert.equal(await attempt(), 1, `period ${period + 2}`);
+      }
+      assert.equal(runs(), 6);
+    });
+
+    it('skips no period on real timers: every attempt of a lone instance runs', async (t) => {
+      const { logs, runs } = await instances(t, dialect, 1, async () => undefined, {
+        everyMs: 500,
+        realTime: true,
+      });
+      for (let waited = 0; runs() < 6 && waited < 30_000; waited += 50)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.ok(runs() >= 6, `${runs()} runs`);
+      assert.deepEqual(
+        logs.lines.filter((line) => line.msg === 'periodic job not due'),
+        [],
+        'no attempt found the lease still held',
+      );
+    });
+
+    it('keeps the lease while a run outlasts it: no other instance starts the job meanwhile', async (t) => {
+      let release: () => void = () => undefined;
+      const longRun = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      t.after(() => release());
+      const { jobs, runs } = await instances(t, dialect, 2, () => longRun, { everyMs: 1000, realTime: true });
+      assert.equal(runs(), 1, 'one instance is running it');
+      // Three periods go by while the first run goes on; both instances try all along. The one running it
+      // answers when its run ends; the other must refuse every time.
+      const stillRunning = () => new Promise((resolve) => setTimeout(resolve, 500, 'running'));
+      const until = Date.now() + 3000;
+      while (Date.now() < until) {
+        const outcomes = await Promise.all(jobs.map((job) => Promise.race([job.runOnce(), stillRunning()])));
+        assert.deepEqual(outcomes.map(String).sort(), ['false', 'running']);
+      }
+      release();
+      assert.equal(runs(), 1);
     });
 
     it('logs a failed run, answers no caller with it, and tries again the next period', async (t) => {

@@ -1,0 +1,72 @@
+import type { Ajv, SchemaValidateFunction } from 'ajv';
+import { type TUnsafe, Type } from 'typebox';
+
+const KEYWORD = 'x-timestamp';
+const REASON = 'must be an RFC 3339 time such as 2026-11-22T03:05:17.123Z';
+
+/** RFC 3339's date-time: a calendar date, a time (leap second allowed), a fraction and an offset. */
+const RFC_3339 =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+/**
+ * The epoch milliseconds of an RFC 3339 time, or undefined when the text is not one (a 30 February, an
+ * hour 24). A leap second (`23:59:60`) is the instant after `23:59:59.999`: the next minute's start, as
+ * systems that do not count leap seconds (JavaScript among them) read it. Fractions finer than a
+ * millisecond are cut off.
+ */
+export function parseTimestamp(text: unknown): number | undefined {
+  if (typeof text !== 'string') return undefined;
+  const parts = RFC_3339.exec(text);
+  if (!parts) return undefined;
+  const [year, month, day, hour, minute, second] = parts.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const offsetHours = Number(parts[10] ?? 0);
+  const offsetMinutes = Number(parts[11] ?? 0);
+  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 60) return undefined;
+  if (offsetHours > 23 || offsetMinutes > 59) return undefined;
+  const midnight = Date.UTC(year, month - 1, day);
+  const date = new Date(midnight);
+  // Date.UTC rolls 30 February over into March: a date that does not exist does not come back as itself.
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day)
+    return undefined;
+  const millis = Number((parts[7] ?? '').padEnd(3, '0').slice(0, 3));
+  const offsetMs = (parts[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  return midnight + ((hour * 60 + minute) * 60 + second) * 1000 + millis - offsetMs;
+}
+
+/**
+ * A time in a request, written as RFC 3339 text; the handler receives its epoch milliseconds (a number),
+ * so no route parses it again, and no text that `Date.parse` cannot read gets past validation.
+ */
+export function Timestamp(options: { description: string }): TUnsafe<number> {
+  return Type.Unsafe<number>({
+    [KEYWORD]: true,
+    type: 'string',
+    format: 'date-time',
+    'x-reason': REASON,
+    description: options.description,
+    example: '2026-11-22T03:05:17.123Z',
+  });
+}
+
+/** Teaches an Ajv instance the timestamp keyword: it checks the text and replaces it by epoch milliseconds. */
+export function addTimestampKeyword(ajv: Ajv): void {
+  const validate: SchemaValidateFunction = (_mode: true, data, _schema, context) => {
+    const at = parseTimestamp(data);
+    if (at === undefined) {
+      validate.errors = [{ keyword: KEYWORD, message: REASON, params: {} }];
+      return false;
+    }
+    if (context?.parentData !== undefined) {
+      (context.parentData as Record<string | number, unknown>)[context.parentDataProperty] = at;
+    }
+    return true;
+  };
+  ajv.addKeyword({ keyword: KEYWORD, modifying: true, errors: true, schemaType: 'boolean', validate });
+}

@@ -130,5 +130,7 @@ for (const scenario of scenarios.filter((candidate) => !only || candidate.name.i
     `  ratio   : throughput ${fixed(service.requestsPerSecond / baseline.requestsPerSecond)} of baseline, ` +
       `p99 ${fixed(service.p99Ms / Math.max(baseline.p99Ms, 1))}x baseline`,
   );
+  if (scenario.itemsPerRequest)
+    console.log(`  items   : ${fixed(service.requestsPerSecond * scenario.itemsPerRequest, 0)} stored/s`);
 }
 await upstream.close();

@@ -6,6 +6,8 @@
 export interface Scenario {
   readonly name: string;
   readonly path: string;
+  /** What one request carries, when it is more than one item (ping samples): the table reports items/s too. */
+  readonly itemsPerRequest?: number;
   /** Environment for the service process. */
   readonly env?: Readonly<Record<string, string>>;
   /** Send a bearer token with every grant (the service process issues it). */
@@ -24,6 +26,19 @@ const interactionLogs = (name: string, env: Record<string, string>): Scenario =>
   env,
   authenticated: true,
   post: { script: 'bench/interaction-log.lua', baselinePath: `/noop${LOG_PATH}` },
+});
+
+const PING_PLAYER = '20934ef9488c465180a78f861586b4cf';
+/** A year of pings, `perDay` samples a day: the read costs the same whatever `perDay` (aggregates only). */
+const pingHistory = (perDay: number): Scenario => ({
+  name: `GET /ping/{uuid}, 365 days of ${perDay} samples`,
+  path: `/ping/${PING_PLAYER}`,
+  env: {
+    BENCH_PING_SEED_DAYS: '365',
+    BENCH_PING_SEED_PER_DAY: String(perDay),
+    PING_RETENTION_DAYS: '400',
+  },
+  authenticated: true,
 });
 
 export const scenarios: readonly Scenario[] = [
@@ -51,4 +66,21 @@ export const scenarios: readonly Scenario[] = [
     BENCH_DATABASE: 'postgres',
     GROUP_COMMIT_MAX_BATCH: '1',
   }),
+  pingHistory(1440),
+  pingHistory(2880),
+  {
+    name: 'POST /ping/{uuid}, 100 samples a request, SQLite',
+    path: '/ping/PLAYER',
+    itemsPerRequest: 100,
+    authenticated: true,
+    post: { script: 'bench/ping-samples.lua', baselinePath: '/noop/ping/PLAYER' },
+  },
+  {
+    name: 'POST /ping/{uuid}, 100 samples a request, PostgreSQL',
+    path: '/ping/PLAYER',
+    itemsPerRequest: 100,
+    env: { BENCH_DATABASE: 'postgres' },
+    authenticated: true,
+    post: { script: 'bench/ping-samples.lua', baselinePath: '/noop/ping/PLAYER' },
+  },
 ];

@@ -5,6 +5,7 @@ import type { ApplicationsModuleDeps } from './modules/applications/applications
 import type { HealthModuleDeps } from './modules/health/health.module.js';
 import type { InteractionsModuleDeps } from './modules/interactions/interactions.module.js';
 import type { MessengerUsersModuleDeps } from './modules/messenger-users/messenger-users.module.js';
+import type { PingModuleDeps } from './modules/ping/ping.module.js';
 import type { PlayersSettings } from './modules/players/players.module.js';
 import type { ProfilesModuleDeps } from './modules/profiles/profiles.module.js';
 import type { TokensModuleDeps } from './modules/tokens/tokens.module.js';
@@ -51,6 +52,8 @@ export interface Config {
   };
   /** Interaction logs: their retention, and how their writes are grouped into commits. */
   readonly interactions: InteractionsModuleDeps['settings'];
+  /** Ping samples: their retention, each day's history cap, the ingestion body limit, group commit. */
+  readonly ping: PingModuleDeps['settings'];
   /** Messenger users: how many Minecraft accounts one may link. */
   readonly messengerUsers: MessengerUsersModuleDeps['settings'];
   /** Developer applications: the pending limit, and the rate limit of approvals (as for /auth/refresh). */
@@ -92,6 +95,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
 }
 
 function toConfig(env: Env): Config {
+  // One setting for every group-committed write (interaction logs, ping samples); each gets its own queue.
+  const groupCommit = {
+    maxBatch: env.GROUP_COMMIT_MAX_BATCH,
+    lingerMs: env.GROUP_COMMIT_LINGER_MS,
+    maxQueue: env.GROUP_COMMIT_MAX_QUEUE,
+  };
   return {
     production: env.NODE_ENV === 'production',
     logLevel: env.LOG_LEVEL,
@@ -135,11 +144,14 @@ function toConfig(env: Env): Config {
     interactions: {
       retentionDays: env.INTERACTION_LOG_RETENTION_DAYS,
       retentionJobEveryMs: env.RETENTION_JOB_INTERVAL_SECONDS * 1000,
-      groupCommit: {
-        maxBatch: env.GROUP_COMMIT_MAX_BATCH,
-        lingerMs: env.GROUP_COMMIT_LINGER_MS,
-        maxQueue: env.GROUP_COMMIT_MAX_QUEUE,
-      },
+      groupCommit,
+    },
+    ping: {
+      retentionDays: env.PING_RETENTION_DAYS,
+      retentionJobEveryMs: env.RETENTION_JOB_INTERVAL_SECONDS * 1000,
+      historyPerDay: env.PING_HISTORY_PER_DAY,
+      bodyLimitBytes: env.PING_BODY_LIMIT_BYTES,
+      groupCommit,
     },
     messengerUsers: { maxLinkedAccounts: env.MESSENGER_MAX_LINKED_ACCOUNTS },
     applications: {

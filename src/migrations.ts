@@ -1,6 +1,7 @@
 import { applications } from './modules/applications/migrations/0003-applications.js';
 import { interactions } from './modules/interactions/migrations/0004-interactions.js';
 import { messengerUsers } from './modules/messenger-users/migrations/0006-messenger-users.js';
+import { ping } from './modules/ping/migrations/0007-ping.js';
 import { players } from './modules/players/migrations/0002-players.js';
 import { tokens } from './modules/tokens/migrations/0001-tokens.js';
 import { leases } from './platform/db/migrations/0005-leases.js';
@@ -18,4 +19,5 @@ export const migrations: Migrations = {
   '0004-interactions': interactions,
   '0005-leases': leases,
   '0006-messenger-users': messengerUsers,
+  '0007-ping': ping,
 };

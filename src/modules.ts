@@ -4,6 +4,7 @@ import { createApplicationsModule } from './modules/applications/applications.mo
 import { createHealthModule } from './modules/health/health.module.js';
 import { createInteractionsModule } from './modules/interactions/interactions.module.js';
 import { createMessengerUsersModule } from './modules/messenger-users/messenger-users.module.js';
+import { createPingModule } from './modules/ping/ping.module.js';
 import { createPlayersModule } from './modules/players/players.module.js';
 import { createProfilesModule } from './modules/profiles/profiles.module.js';
 import { createTokensModule } from './modules/tokens/tokens.module.js';
@@ -58,8 +59,9 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     interactions: interactions.service,
     settings: config.messengerUsers,
   });
+  const ping = createPingModule({ db, players: players.service, settings: config.ping, log: shared.log });
   return {
-    list: [health, tokens, applications, interactions, players, profiles, messengerUsers],
+    list: [health, tokens, applications, interactions, players, profiles, messengerUsers, ping],
     authenticator: tokens.service,
   };
 }

@@ -1,8 +1,10 @@
 // The service under load: the real app (SQLite in a temp dir, or with BENCH_DATABASE=postgres a schema of
 // its own on BENCH_POSTGRES_URL, dropped at exit), logging at info to /dev/null as a production instance
 // would log to a collector, on a random port it prints on stdout with a token carrying every grant.
-// It also answers `POST /noop/messenger/logging/interaction`: the real route (parsing, validation, token
-// check, answer) over a service that stores nothing, the baseline of the interaction-log scenarios.
+// It also answers `POST /noop/messenger/logging/interaction` and `POST /noop/ping/{player}`: the real routes
+// (parsing, validation, token check, answer) over services that store nothing, the baselines of the
+// interaction-log and ping-ingestion scenarios. With BENCH_PING_SEED_DAYS, it first records that many days
+// of pings for BENCH_PING_PLAYER (BENCH_PING_SEED_PER_DAY samples a day, through the real ingestion route).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createWriteStream, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,8 @@ import { loadConfig } from '../../src/config.js';
 import { migrations } from '../../src/migrations.js';
 import { interactionsRoutes } from '../../src/modules/interactions/interactions.routes.js';
 import type { InteractionsService } from '../../src/modules/interactions/interactions.service.js';
+import { pingRoutes } from '../../src/modules/ping/ping.routes.js';
+import type { PingService } from '../../src/modules/ping/ping.service.js';
 import { createTokensModule } from '../../src/modules/tokens/tokens.module.js';
 import { GRANTS } from '../../src/platform/auth/grants.js';
 import { resolveJwtSecret } from '../../src/platform/auth/jwt-secret.js';
@@ -70,12 +74,24 @@ const storesNothing: InteractionsService = {
 };
 await app.register(interactionsRoutes(storesNothing), { prefix: '/noop' });
 
+const pingStoresNothing: PingService = {
+  ingest: async (player, samples) => ({
+    uuid: player.replaceAll('-', '').toLowerCase(),
+    stored: samples.length,
+  }),
+  history: async () => [],
+  deleteExpired: async () => 0,
+  close: async () => undefined,
+};
+await app.register(pingRoutes(pingStoresNothing, config.ping.bodyLimitBytes), { prefix: '/noop' });
+
 const tokens = createTokensModule({
   db: executorOf(app.db),
   settings: config.auth,
   secret: await resolveJwtSecret(config.auth.jwtSecret, config.dataDir),
 });
 const { token } = await tokens.service.issue(1n, [...GRANTS], { ttlSeconds: 86_400 });
+await seedPings();
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();
 process.stdout.write(
@@ -86,3 +102,35 @@ process.on('SIGTERM', async () => {
   if (onPostgres) await admin(`drop schema ${schema} cascade`);
   process.exit(0);
 });
+
+/** Days of pings for one player, sent through the real route a thousand samples at a time, oldest first. */
+async function seedPings(): Promise<void> {
+  const days = Number(process.env.BENCH_PING_SEED_DAYS ?? 0);
+  const perDay = Number(process.env.BENCH_PING_SEED_PER_DAY ?? 1440);
+  const player = process.env.BENCH_PING_PLAYER ?? '20934ef9488c465180a78f861586b4cf';
+  const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
+  const spacing = Math.floor(86_400_000 / perDay);
+  let samples: { ping: number; lobby: string; at: string }[] = [];
+  const send = async () => {
+    const reply = await app.inject({
+      method: 'POST',
+      url: `/ping/${player}`,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ samples }),
+    });
+    if (reply.statusCode !== 200) throw new Error(`seeding pings: ${reply.statusCode} ${reply.body}`);
+    samples = [];
+  };
+  for (let day = days; day >= 1; day--) {
+    for (let index = 0; index < perDay; index++) {
+      const at = today - day * 86_400_000 + index * spacing;
+      samples.push({
+        ping: 20 + ((day * 31 + index * 7) % 180),
+        lobby: `lobby_${index % 12}`,
+        at: new Date(at).toISOString(),
+      });
+      if (samples.length === 1000) await send();
+    }
+  }
+  if (samples.length > 0) await send();
+}

@@ -68,5 +68,14 @@ export function addTimestampKeyword(ajv: Ajv): void {
     }
     return true;
   };
-  ajv.addKeyword({ keyword: KEYWORD, modifying: true, errors: true, schemaType: 'boolean', validate });
+  // `type: 'string'`: Ajv runs it with the string keywords, after the type and format checks; a keyword
+  // without a type would run first, and the type check would then see the number it wrote.
+  ajv.addKeyword({
+    keyword: KEYWORD,
+    type: 'string',
+    modifying: true,
+    errors: true,
+    schemaType: 'boolean',
+    validate,
+  });
 }

@@ -95,6 +95,8 @@ describe('OpenAPI and docs', () => {
       'put /messenger/user/{snowflake}/accounts/{uuid}/primary': [{ bearerAuth: [] }],
       'get /player/{player}': [{ bearerAuth: [] }],
       'get /gamemode/profiles/{player}': [{ bearerAuth: [] }],
+      'post /ping/{player}': [{ bearerAuth: [] }],
+      'get /ping/{player}': [{ bearerAuth: [] }],
     });
     assert.deepEqual(Object.keys(document.components.securitySchemes ?? {}), ['bearerAuth']);
   });

@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { deleteInBatches } from '../../platform/db/batched-delete.js';
 import { createGroupCommitter, type GroupCommitSettings } from '../../platform/db/group-commit.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
@@ -80,8 +81,6 @@ export interface InteractionsServiceDeps {
   readonly now?: () => number;
 }
 
-/** Rows deleted per statement by retention: small enough not to hold the database long. */
-const DELETE_BATCH = 1000;
 const DAY_MS = 86_400_000;
 
 type Written = { readonly record: LogRecord; readonly duplicate: boolean };
@@ -133,16 +132,9 @@ export function createInteractionsService({
       return nextCursor ? { logs, nextCursor } : { logs };
     },
 
-    async deleteExpired() {
+    deleteExpired() {
       const cutoff = now() - settings.retentionDays * DAY_MS;
-      let deleted = 0;
-      for (;;) {
-        const batch = await repository.deleteReceivedBefore(cutoff, DELETE_BATCH);
-        deleted += batch;
-        if (batch < DELETE_BATCH) return deleted;
-        // Let requests through between batches (SQLite runs on this thread).
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      return deleteInBatches((limit) => repository.deleteReceivedBefore(cutoff, limit));
     },
 
     close: () => committer.close(),

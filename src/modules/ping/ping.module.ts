@@ -1,0 +1,44 @@
+import type { AppModule } from '../../platform/app-module.js';
+import { type PeriodicJob, startPeriodicJob } from '../../platform/db/periodic-job.js';
+import type { Executor } from '../../platform/db/transactions.js';
+import type { Logger } from '../../platform/logger.js';
+import type { PlayersService } from '../players/players.service.js';
+import { pingRoutes } from './ping.routes.js';
+import { createPingService, type PingService, type PingSettings } from './ping.service.js';
+
+export interface PingModuleDeps {
+  readonly db: Executor;
+  /** Resolves usernames (through the cache and the upstream budget). */
+  readonly players: Pick<PlayersService, 'resolve'>;
+  readonly settings: PingSettings & {
+    /** How often the retention job runs (once per period across all instances). */
+    readonly retentionJobEveryMs: number;
+    /** The largest ingestion body: a thousand samples need more than the default limit. */
+    readonly bodyLimitBytes: number;
+  };
+  readonly log: Logger;
+}
+
+/** Ping samples, their per-day aggregates (endpoint 6), and the raw samples' retention. */
+export function createPingModule({ db, players, settings, log }: PingModuleDeps): AppModule<PingService> {
+  const service = createPingService({ db, players, settings });
+  let retention: PeriodicJob | undefined;
+  return {
+    name: 'ping',
+    service,
+    routes: pingRoutes(service, settings.bodyLimitBytes),
+    start() {
+      retention ??= startPeriodicJob({
+        name: 'ping-sample-retention',
+        everyMs: settings.retentionJobEveryMs,
+        db,
+        log,
+        run: async () => ({ deleted: await service.deleteExpired() }),
+      });
+    },
+    async close() {
+      await retention?.close();
+      await service.close();
+    },
+  };
+}

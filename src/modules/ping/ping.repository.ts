@@ -1,0 +1,165 @@
+import { dialectOf, tablesOf } from '../../platform/db/repository-view.js';
+import type { Executor } from '../../platform/db/transactions.js';
+import type { PingDaysTable, PingTables } from './ping.tables.js';
+
+/** A ping sample: when (epoch ms), how long (ms), and in which lobby. */
+export interface Sample {
+  readonly at: number;
+  readonly ping: number;
+  readonly lobby: string;
+}
+
+/** One player's day as kept: statistics over all its samples, and its history (capped, time order). */
+export interface DayAggregate {
+  /** UTC calendar day, `YYYY-MM-DD`. */
+  readonly day: string;
+  readonly samples: number;
+  readonly total: number;
+  readonly min: number;
+  readonly max: number;
+  readonly lastAt: number;
+  readonly lastLobby: string;
+  readonly history: readonly number[];
+  readonly historyAt: readonly number[];
+}
+
+/** A day as endpoint 6 reads it: the history as the JSON text it is kept as, to be sent as it is. */
+export type DayRecord = Omit<DayAggregate, 'history' | 'historyAt'> & { readonly historyJson: string };
+
+export interface DayRange {
+  /** First day (inclusive), `YYYY-MM-DD`. */
+  readonly from?: string;
+  /** Last day (inclusive). */
+  readonly to?: string;
+  readonly limit?: number;
+}
+
+/** Samples per insert statement: 4 parameters each, well under both databases' limits. */
+const INSERT_CHUNK = 1000;
+
+/**
+ * All SQL about ping samples and their per-day aggregates, run on `executor`: the database, or a
+ * transaction the service started.
+ */
+export function createPingRepository(executor: Executor) {
+  const db = tablesOf<PingTables>(executor);
+  return {
+    async insertSamples(player: string, samples: readonly Sample[]): Promise<void> {
+      for (let start = 0; start < samples.length; start += INSERT_CHUNK) {
+        await db
+          .insertInto('ping_samples')
+          .values(
+            samples
+              .slice(start, start + INSERT_CHUNK)
+              .map(({ at, ping, lobby }) => ({ player, at, ping, lobby })),
+          )
+          .execute();
+      }
+    },
+
+    /**
+     * The player's aggregates of these days, locked until the transaction ends (on PostgreSQL a row lock,
+     * taken in day order so that two writers never wait for each other in a circle; SQLite has one writer).
+     * A day with no samples yet comes back absent.
+     */
+    async lockDays(player: string, days: readonly string[]): Promise<Map<string, DayAggregate>> {
+      const sorted = [...days].sort();
+      // Every day gets its row first, so that the lock has a row to hold even for a new day: a writer that
+      // finds the row being created waits for that transaction, then sees the row.
+      await db
+        .insertInto('ping_days')
+        .values(sorted.map((day) => emptyDay(player, day)))
+        .onConflict((conflict) => conflict.columns(['player', 'day']).doNothing())
+        .execute();
+      const rows = await db
+        .selectFrom('ping_days')
+        .selectAll()
+        .where('player', '=', player)
+        .where('day', 'in', sorted)
+        .orderBy('day')
+        .$if(dialectOf(executor) === 'postgres', (query) => query.forUpdate())
+        .execute();
+      return new Map(rows.filter((row) => Number(row.samples) > 0).map((row) => [row.day, toAggregate(row)]));
+    },
+
+    async saveDay(player: string, day: DayAggregate): Promise<void> {
+      await db
+        .updateTable('ping_days')
+        .set({
+          samples: day.samples,
+          total: day.total,
+          min: day.min,
+          max: day.max,
+          last_at: day.lastAt,
+          last_lobby: day.lastLobby,
+          history: JSON.stringify(day.history),
+          history_at: JSON.stringify(day.historyAt),
+        })
+        .where('player', '=', player)
+        .where('day', '=', day.day)
+        .execute();
+    },
+
+    /** The player's days with samples, newest first, within the range. */
+    async listDays(player: string, range: DayRange): Promise<DayRecord[]> {
+      const rows = await db
+        .selectFrom('ping_days')
+        .select(['day', 'samples', 'total', 'min', 'max', 'last_at', 'last_lobby', 'history'])
+        .where('player', '=', player)
+        .where('samples', '>', 0)
+        .$if(range.from !== undefined, (query) => query.where('day', '>=', range.from as string))
+        .$if(range.to !== undefined, (query) => query.where('day', '<=', range.to as string))
+        .orderBy('day', 'desc')
+        .$if(range.limit !== undefined, (query) => query.limit(range.limit as number))
+        .execute();
+      return rows.map((row) => ({
+        day: row.day,
+        samples: Number(row.samples),
+        total: Number(row.total),
+        min: row.min,
+        max: row.max,
+        lastAt: Number(row.last_at),
+        lastLobby: row.last_lobby,
+        historyJson: row.history,
+      }));
+    },
+
+    /** Deletes up to `limit` of the oldest samples taken before `cutoff`; how many it deleted. */
+    async deleteSamplesBefore(cutoff: number, limit: number): Promise<number> {
+      const result = await db
+        .deleteFrom('ping_samples')
+        .where('id', 'in', (select) =>
+          select.selectFrom('ping_samples').select('id').where('at', '<', cutoff).orderBy('at').limit(limit),
+        )
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+const emptyDay = (player: string, day: string): PingDaysTable => ({
+  player,
+  day,
+  samples: 0,
+  total: 0,
+  min: 0,
+  max: 0,
+  last_at: 0,
+  last_lobby: '',
+  history: '[]',
+  history_at: '[]',
+});
+
+function toAggregate(row: PingDaysTable): DayAggregate {
+  return {
+    day: row.day,
+    samples: Number(row.samples),
+    total: Number(row.total),
+    min: row.min,
+    max: row.max,
+    lastAt: Number(row.last_at),
+    lastLobby: row.last_lobby,
+    history: JSON.parse(row.history) as number[],
+    historyAt: JSON.parse(row.history_at) as number[],
+  };
+}

@@ -1,0 +1,93 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../platform/auth/route-guard.js';
+import { errorResponse, errorResponses } from '../../platform/error-response.js';
+import { PlayerParams } from '../../platform/http/path-params.js';
+import { responseDoc } from '../../platform/http/response-docs.js';
+import { asUpstreamError } from '../../upstream/upstream-result.js';
+import { sendPingHistory } from './ping.reply.js';
+import {
+  PingHistoryQuery,
+  PingHistorySchema,
+  PingIngestRequestSchema,
+  PingIngestResultSchema,
+} from './ping.schemas.js';
+import type { PingService } from './ping.service.js';
+
+const PATH = '/ping/:player';
+const TAGS = ['Ping'];
+const security = [{ bearerAuth: [] }];
+/** Upstream trouble resolving a username answers as /gamemode/profiles does. */
+const RESOLUTION_ERRORS = errorResponses(404, 429, 502, 504);
+
+/** Endpoint 6, and the ingestion of the samples it reads. */
+export const pingRoutes =
+  (service: PingService, bodyLimitBytes: number): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      PATH,
+      {
+        preValidation: app.requireGrant('ping:write'),
+        bodyLimit: bodyLimitBytes,
+        schema: {
+          tags: TAGS,
+          operationId: 'ingestPingSamples',
+          summary: "Record a player's ping samples",
+          description:
+            '1 to 1000 samples, stored in one transaction, or none when one is invalid (400 naming it). A 200 means ' +
+            'they are committed, with the daily statistics they fall on. A username is resolved to its UUID. ' +
+            'Grant: ping:write.',
+          security,
+          params: PlayerParams,
+          body: PingIngestRequestSchema,
+          response: {
+            200: responseDoc(PingIngestResultSchema),
+            ...errorResponses(400, 401, 403, 413, 415),
+            ...RESOLUTION_ERRORS,
+            503: errorResponse(
+              503,
+              'Not stored: the write queue is full (`WRITE_QUEUE_FULL`, Retry-After: 1), the database or Mojang ' +
+                'is unavailable, or the instance is shutting down.',
+            ),
+          },
+        },
+      },
+      async (request) => {
+        const owner = String(principalOf(request).owner);
+        const { uuid, stored } = await service
+          .ingest(request.params.player, request.body.samples, owner)
+          .catch(asUpstreamError);
+        return { player: uuid, stored };
+      },
+    );
+
+    app.get(
+      PATH,
+      {
+        preValidation: app.requireGrant('ping:read'),
+        schema: {
+          tags: TAGS,
+          operationId: 'getPingHistory',
+          summary: "Get a player's ping history",
+          description:
+            'One record per UTC day with samples, newest first: avg, min and max over all its samples, its history ' +
+            '(the latest values, in time order), and its last sample. A player with no samples: `{data: []}`. ' +
+            'Read from per-day aggregates kept on write. Grant: ping:read.',
+          security,
+          params: PlayerParams,
+          querystring: PingHistoryQuery,
+          response: {
+            200: responseDoc(PingHistorySchema),
+            ...errorResponses(400, 401, 403),
+            ...RESOLUTION_ERRORS,
+          },
+        },
+      },
+      async (request, reply) => {
+        const owner = String(principalOf(request).owner);
+        const days = await service
+          .history(request.params.player, request.query, owner)
+          .catch(asUpstreamError);
+        return sendPingHistory(reply, days);
+      },
+    );
+  };

@@ -1,0 +1,36 @@
+import type { Generated } from 'kysely';
+
+/**
+ * The ping module's tables. Times are epoch milliseconds in BIGINT columns, read as numbers; a day is the
+ * UTC calendar day `YYYY-MM-DD`; a player is an undashed lowercase UUID.
+ */
+export type PingTables = {
+  ping_samples: PingSamplesTable;
+  ping_days: PingDaysTable;
+};
+
+/** Every sample as it came in; deleted after the retention (the days keep their statistics). */
+export type PingSamplesTable = {
+  id: Generated<number | bigint>;
+  player: string;
+  at: number | bigint;
+  ping: number;
+  lobby: string;
+};
+
+/** One player's day: its statistics over every sample, and its history (the latest samples, capped). */
+export type PingDaysTable = {
+  player: string;
+  day: string;
+  samples: number | bigint;
+  total: number | bigint;
+  min: number;
+  max: number;
+  /** The day's last sample (by its time): when, and in which lobby. */
+  last_at: number | bigint;
+  last_lobby: string;
+  /** The history's ping values in time order, as a JSON array: sent as it is. */
+  history: string;
+  /** The history's sample times, as a JSON array beside it: where a late sample goes. */
+  history_at: string;
+};

@@ -1,0 +1,228 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { sql } from 'kysely';
+import { describeEachBackend } from '../../helpers/backends.js';
+import { buildTestApp } from '../../helpers/build-test-app.js';
+import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
+import { problems } from '../../helpers/replies.js';
+import { bearer, issueToken } from '../../helpers/tokens.js';
+import { failInserts } from '../interactions/interaction-logs.js';
+import { expectedDays, type SentSample, setupPing } from './ping-app.js';
+
+const PLAYER = FIXTURE_PLAYERS.minikloon.uuid;
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+
+describeEachBackend('ping ingestion, hostile input and faults', (backend) => {
+  let fake: FakeUpstream;
+  before(async () => {
+    fake = await startFakeUpstream();
+  });
+  after(() => fake.close());
+
+  it('refuses a batch with one bad sample, naming it, and stores none of it', async (t) => {
+    const { post, postRaw, count, days } = await setupPing(t, fake, backend);
+    const good = { ping: 40, lobby: 'main', at: Date.now() - MINUTE };
+    const cases: [string, unknown[], string][] = [
+      ['a negative ping', [good, { ...good, ping: -1 }], 'body/samples/1/ping'],
+      ['a ping over a minute', [good, { ...good, ping: 60_001 }], 'body/samples/1/ping'],
+      ['a fractional ping', [{ ...good, ping: 1.5 }], 'body/samples/0/ping'],
+      ['a ping as text', [{ ...good, ping: '40' }], 'body/samples/0/ping'],
+      ['an empty lobby', [good, good, { ...good, lobby: '' }], 'body/samples/2/lobby'],
+      ['a blank lobby', [{ ...good, lobby: ' \u200b ' }], 'body/samples/0/lobby'],
+      ['a lobby of 65', [{ ...good, lobby: 'l'.repeat(65) }], 'body/samples/0/lobby'],
+      ['a control character', [{ ...good, lobby: 'a\u0000b' }], 'body/samples/0/lobby'],
+      ['6 minutes ahead', [good, { ...good, at: Date.now() + 6 * MINUTE }], 'body/samples/1/at'],
+      ['beyond the retention', [{ ...good, at: Date.now() - 91 * DAY }], 'body/samples/0/at'],
+      ['a day that does not exist', [{ ...good, at: '2026-02-30T00:00:00Z' }], 'body/samples/0/at'],
+      ['a time without a zone', [{ ...good, at: '2026-11-22T03:05:17' }], 'body/samples/0/at'],
+      ['no lobby', [{ ping: 1 }], 'body/samples/0/lobby'],
+      ['an unknown field', [{ ...good, server: 'x' }], 'body/samples/0/server'],
+      ['no samples', [], 'body/samples'],
+      ['1001 samples', Array.from({ length: 1001 }, () => good), 'body/samples'],
+    ];
+    for (const [what, samples, field] of cases) {
+      const reply = await post(PLAYER, samples as SentSample[]);
+      assert.equal(reply.statusCode, 400, `${what}: ${reply.body}`);
+      const reasons = problems(reply).map((problem) => problem.developer_reason);
+      assert.ok(
+        reasons.some((reason) => reason.startsWith(`${field} `)),
+        `${what}: ${reasons}`,
+      );
+    }
+    for (const payload of [
+      '',
+      '{}',
+      '{"samples":{}}',
+      '{"samples":[',
+      '[]',
+      '{"samples":[{"ping":1e400}]}',
+    ]) {
+      const reply = await postRaw(PLAYER, payload);
+      assert.equal(reply.statusCode, 400, `${payload}: ${reply.body}`);
+    }
+    for (const player of ['bad!name', 'a_name_far_too_long', '..%2F..%2Fetc', "x'%20or%201=1"]) {
+      const reply = await post(player, [good]);
+      assert.equal(reply.statusCode, 400, `${player}: ${reply.body}`);
+    }
+    assert.equal(await count('ping_samples'), 0);
+    assert.equal(await count('ping_days'), 0);
+    assert.deepEqual(await days(PLAYER), []);
+  });
+
+  it('takes a full batch of 1000 samples with the longest lobbies (beyond the default body limit)', async (t) => {
+    const { post, postRaw, days } = await setupPing(t, fake, backend);
+    const start = Date.now() - 2 * DAY;
+    const samples = Array.from({ length: 1000 }, (_, index) => ({
+      ping: index % 500,
+      lobby: `${'é'.repeat(60)}${String(index).padStart(4, '0')}`,
+      at: start + index * 1000,
+    }));
+    const reply = await post(PLAYER, samples);
+    assert.equal(reply.statusCode, 200, reply.body);
+    assert.equal(reply.json().stored, 1000);
+    assert.deepEqual(await days(PLAYER), expectedDays(samples, 1440));
+    const tooBig = await postRaw(PLAYER, `{"samples":[${'{"ping":1,"lobby":"x"},'.repeat(30_000)}]}`);
+    assert.equal(tooBig.statusCode, 413, tooBig.body);
+  });
+
+  it('needs ping:write to record and ping:read to read, before looking at the request', async (t) => {
+    const { app, config } = await setupPing(t, fake, backend);
+    const reader = await issueToken(app, config, { grants: ['ping:read'] });
+    const writer = await issueToken(app, config, { grants: ['ping:write'] });
+    const send = (method: 'GET' | 'POST', url: string, token?: string) =>
+      app.inject({
+        method,
+        url,
+        headers: { ...(token ? bearer(token) : {}), 'content-type': 'application/json' },
+        ...(method === 'POST' ? { payload: '{"samples":"nonsense"}' } : {}),
+      });
+    assert.equal((await send('POST', `/ping/${PLAYER}`)).statusCode, 401);
+    assert.equal((await send('POST', '/ping/bad!name')).statusCode, 401);
+    assert.equal((await send('POST', `/ping/${PLAYER}`, reader)).statusCode, 403);
+    assert.equal((await send('GET', `/ping/${PLAYER}?limit=0`)).statusCode, 401);
+    assert.equal((await send('GET', `/ping/${PLAYER}`, writer)).statusCode, 403);
+    assert.equal((await send('POST', `/ping/${PLAYER}`, writer)).statusCode, 400);
+  });
+
+  it('loses nothing when many batches for one player arrive at once, on one instance or two', async (t) => {
+    // One commit per batch, so that the batches' transactions interleave as much as they can.
+    // A history cap above the samples sent: every sample must be in its day's history.
+    const env = { GROUP_COMMIT_MAX_BATCH: '1', PING_HISTORY_PER_DAY: '5000' };
+    const first = await setupPing(t, fake, backend, env);
+    // A second instance on the same database (and Redis, when there is one), as a deployment runs them.
+    const second = await buildTestApp(t, {
+      backend,
+      env,
+      databaseUrl: first.databaseUrl,
+      upstream: fake,
+      redisKeyPrefix: first.config.redisKeyPrefix,
+    });
+    const secondToken = await issueToken(second.app, second.config, { grants: ['ping:write'] });
+    const now = Date.now();
+    const batches: SentSample[][] = Array.from({ length: 40 }, (_, batch) =>
+      Array.from({ length: 40 }, (_, index) => ({
+        ping: (batch * 40 + index) % 997,
+        lobby: `b${batch}`,
+        // Two days: yesterday's last hour and today's first, interleaved between batches.
+        at: now - DAY + ((batch * 40 + index) % 7) * 1000 * 60 * 37,
+      })),
+    );
+    const replies = await Promise.all(
+      batches.map((samples, index) =>
+        index % 2 === 0
+          ? first.post(PLAYER, samples)
+          : second.app.inject({
+              method: 'POST',
+              url: `/ping/${PLAYER}`,
+              headers: { ...bearer(secondToken), 'content-type': 'application/json' },
+              payload: JSON.stringify({
+                samples: samples.map((sample) => ({ ...sample, at: new Date(sample.at).toISOString() })),
+              }),
+            }),
+      ),
+    );
+    for (const reply of replies) assert.equal(reply.statusCode, 200, reply.body);
+    assert.equal(await first.count('ping_samples'), 40 * 40);
+    const shown = await first.days(PLAYER);
+    const all = batches.flat();
+    const expected = expectedDays(all, 5000);
+    // The batches' order is the database's; what does not depend on it must match exactly.
+    assert.deepEqual(
+      shown.map(({ history, last_lobby, ...stats }) => ({ ...stats, history: [...history].sort() })),
+      expected.map(({ history, last_lobby, ...stats }) => ({ ...stats, history: [...history].sort() })),
+    );
+    const counted = shown.reduce((sum, day) => sum + day.history.length, 0);
+    assert.equal(counted, all.length, 'every sample is in its day’s history');
+  });
+
+  it('answers upstream trouble resolving a username as endpoint 5 does, storing nothing', async (t) => {
+    const { post, count, get } = await setupPing(t, fake, backend, { UPSTREAM_RETRIES: '0' });
+    fake.misbehave({ failWith: 503 });
+    const sample = { ping: 1, lobby: 'l', at: Date.now() };
+    const reply = await post('SomeoneNew', [sample]);
+    assert.ok([502, 503].includes(reply.statusCode), reply.body);
+    assert.match(problems(reply)[0]?.name ?? '', /^UPSTREAM_/);
+    const read = await get('/ping/SomeoneNew');
+    assert.ok([502, 503].includes(read.statusCode), read.body);
+    fake.misbehave({ throttle: {} });
+    const throttled = await post('AnotherNew', [sample]);
+    assert.ok([429, 502, 503].includes(throttled.statusCode), throttled.body);
+    assert.equal(await count('ping_samples'), 0);
+    fake.reset();
+    assert.equal((await post(PLAYER, [sample])).statusCode, 200, 'a UUID needs no upstream');
+  });
+
+  it('stores nothing of a batch whose write fails midway, and recovers', async (t) => {
+    const { post, count, app, days } = await setupPing(t, fake, backend);
+    await failInserts(app.db, backend, 'ping_days');
+    const sample = { ping: 5, lobby: 'l', at: Date.now() - MINUTE };
+    const reply = await post(PLAYER, [sample, sample]);
+    assert.equal(reply.statusCode, 500, reply.body);
+    assert.equal(problems(reply)[0]?.name, 'INTERNAL_ERROR');
+    assert.doesNotMatch(reply.body, /ping_days|refused|trigger/);
+    assert.equal(await count('ping_samples'), 0, 'the raw samples went with the failed transaction');
+    await sql
+      .raw(
+        backend.dialect === 'sqlite' ? 'drop trigger fail_insert' : 'drop trigger fail_insert on ping_days',
+      )
+      .execute(app.db);
+    assert.equal((await post(PLAYER, [sample])).statusCode, 200);
+    assert.deepEqual(await days(PLAYER), expectedDays([sample], 1440));
+  });
+
+  it('answers a corrupt stored history with a 500 that reveals nothing, not a broken body', async (t) => {
+    const { post, app, get } = await setupPing(t, fake, backend);
+    assert.equal((await post(PLAYER, [{ ping: 1, lobby: 'l', at: Date.now() - MINUTE }])).statusCode, 200);
+    await sql`update ping_days set history = ${'[1,2'}`.execute(app.db);
+    const reply = await get(`/ping/${PLAYER}`);
+    assert.equal(reply.statusCode, 500, reply.body);
+    assert.equal(problems(reply)[0]?.name, 'INTERNAL_ERROR');
+    assert.doesNotMatch(reply.body, /history|\[1,2/);
+  });
+
+  it('deletes raw samples older than the retention and keeps the days they made', async (t) => {
+    const { post, app, count, days, logs } = await setupPing(t, fake, backend, {
+      RETENTION_JOB_INTERVAL_SECONDS: '1',
+      PING_RETENTION_DAYS: '30',
+    });
+    const recent = { ping: 20, lobby: 'recent', at: Date.now() - DAY };
+    const old = { ping: 10, lobby: 'old', at: Date.now() - 29 * DAY };
+    assert.equal((await post(PLAYER, [old, recent])).statusCode, 200);
+    const before = await days(PLAYER);
+    // The old sample ages past the retention: the job deletes rows by their time.
+    await sql`update ping_samples set at = at - ${2 * DAY} where lobby = 'old'`.execute(app.db);
+    await app.ready();
+    for (let waited = 0; waited < 10_000; waited += 50) {
+      if (logs.lines.some((line) => line.msg === 'periodic job ran' && line.job === 'ping-sample-retention'))
+        break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const ran = logs.lines.find(
+      (line) => line.msg === 'periodic job ran' && line.job === 'ping-sample-retention',
+    );
+    assert.equal(ran?.deleted, 1, JSON.stringify(ran));
+    assert.equal(await count('ping_samples'), 1);
+    assert.deepEqual(await days(PLAYER), before, 'the days keep their statistics');
+  });
+});

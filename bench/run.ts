@@ -4,7 +4,8 @@
 // The load comes from wrk when it is installed (`apt-get install -y wrk`): autocannon, in JavaScript,
 // saturates near 10k req/s on two cores and so flatters every ratio; it is used only without wrk.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -36,10 +37,40 @@ function start(script: string, env: Record<string, string>): Promise<Started> {
   });
 }
 
+/** The process's peak resident memory so far (VmHWM), in MiB; undefined where /proc is not there. */
+function peakRssMiB({ child }: Started): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    const kib = /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1];
+    return kib === undefined ? undefined : Number(kib) / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
 async function stop({ child }: Started): Promise<void> {
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;
+}
+
+/** One GET as the load generator sends it, its body as sent on the wire (not decompressed). */
+function sampleOf(url: string, headers: Record<string, string>) {
+  return new Promise<{ status: number; headers: Record<string, string>; body: Buffer }>((resolve, reject) => {
+    httpRequest(url, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const sent: Record<string, string> = {};
+        for (const [name, value] of Object.entries(response.headers))
+          if (typeof value === 'string') sent[name] = value;
+        resolve({ status: response.statusCode ?? 0, headers: sent, body: Buffer.concat(chunks) });
+      });
+      response.on('error', reject);
+    })
+      .on('error', reject)
+      .end();
+  });
 }
 
 const useWrk = hasWrk();
@@ -61,67 +92,122 @@ async function load(url: string, headers: Record<string, string>, script?: strin
   };
 }
 
-async function runScenario(scenario: Scenario, upstream: FakeUpstream) {
+interface Outcome {
+  readonly scenario: string;
+  readonly service: Measured;
+  readonly baseline: Measured;
+  /** The service process's peak resident memory, MiB. */
+  readonly serviceRssMiB?: number;
+  /** The bytes of one answer on the wire (compressed when the scenario asks). */
+  readonly bodyBytes?: number;
+  /** The bytes of the same answer uncompressed, for a compressed scenario. */
+  readonly identityBytes?: number;
+}
+
+/** Headers the baseline repeats: those the service sent, but for what node:http writes itself. */
+const REPEATED_HEADERS = [
+  'content-type',
+  'content-encoding',
+  'vary',
+  'api-version',
+  'x-request-id',
+  'x-cache',
+  'cache-control',
+  'age',
+  'ratelimit-policy',
+  'ratelimit',
+];
+
+async function runScenario(scenario: Scenario, upstream: FakeUpstream): Promise<Outcome> {
   const upstreamEnv: Record<string, string> = scenario.upstream
     ? { HYPIXEL_API_URL: upstream.url, MOJANG_API_URL: upstream.url, HYPIXEL_API_KEY: FAKE_API_KEY }
     : {};
   const service = await start('bench/servers/service.ts', { ...upstreamEnv, ...scenario.env });
-  const headers: Record<string, string> =
-    scenario.authenticated && service.token ? { authorization: `Bearer ${service.token}` } : {};
-  let serviceResult: Measured;
-  let baselineResult: Measured;
+  const headers: Record<string, string> = {
+    ...(scenario.authenticated && service.token ? { authorization: `Bearer ${service.token}` } : {}),
+    ...scenario.headers,
+  };
   if (scenario.post) {
     // The baseline is the same process answering the same requests on a twin route that stores nothing.
     try {
-      serviceResult = await load(`${service.url}${scenario.path}`, headers, scenario.post.script);
-      baselineResult = await load(
+      const serviceResult = await load(`${service.url}${scenario.path}`, headers, scenario.post.script);
+      const baselineResult = await load(
         `${service.url}${scenario.post.baselinePath}`,
         headers,
         scenario.post.script,
       );
+      return {
+        scenario: scenario.name,
+        service: serviceResult,
+        baseline: baselineResult,
+        serviceRssMiB: peakRssMiB(service),
+      };
     } finally {
       await stop(service);
     }
-    return { scenario: scenario.name, service: serviceResult, baseline: baselineResult };
   }
+  let serviceResult: Measured;
+  let serviceRssMiB: number | undefined;
+  let sample: Awaited<ReturnType<typeof sampleOf>>;
+  let identityBytes: number | undefined;
   try {
     // This first request also fills the cache for cache-hit scenarios.
-    const sample = await fetch(`${service.url}${scenario.path}`, { headers });
-    if (!sample.ok) throw new Error(`${scenario.name}: the service answered ${sample.status}`);
-    const sent: Record<string, string> = {};
-    for (const name of ['content-type', 'api-version', 'x-request-id', 'x-cache', 'cache-control', 'age']) {
-      const value = sample.headers.get(name);
-      if (value !== null) sent[name] = value;
+    sample = await sampleOf(`${service.url}${scenario.path}`, headers);
+    if (sample.status !== 200) throw new Error(`${scenario.name}: the service answered ${sample.status}`);
+    if (scenario.headers?.['accept-encoding']) {
+      if (!sample.headers['content-encoding'])
+        throw new Error(`${scenario.name}: the answer is not compressed`);
+      const { 'accept-encoding': _, ...plain } = headers;
+      identityBytes = (await sampleOf(`${service.url}${scenario.path}`, plain)).body.length;
     }
-    const body = Buffer.from(await sample.arrayBuffer()).toString('base64');
-    const file = join(mkdtempSync(join(tmpdir(), 'pds-bench-')), 'response.json');
-    writeFileSync(file, JSON.stringify({ headers: sent, body }));
     serviceResult = await load(`${service.url}${scenario.path}`, headers);
+    serviceRssMiB = peakRssMiB(service);
+  } finally {
     await stop(service);
-    const baseline = await start('bench/servers/baseline.ts', { BASELINE_RESPONSE: file });
-    try {
-      baselineResult = await load(`${baseline.url}${scenario.path}`, headers);
-    } finally {
-      await stop(baseline);
-    }
-  } catch (error) {
-    await stop(service).catch(() => undefined);
-    throw error;
   }
-  return { scenario: scenario.name, service: serviceResult, baseline: baselineResult };
+  const sent: Record<string, string> = {};
+  for (const name of REPEATED_HEADERS) {
+    const value = sample.headers[name];
+    if (value !== undefined) sent[name] = value;
+  }
+  const file = join(mkdtempSync(join(tmpdir(), 'pds-bench-')), 'response.json');
+  writeFileSync(file, JSON.stringify({ headers: sent, body: sample.body.toString('base64') }));
+  const baseline = await start('bench/servers/baseline.ts', { BASELINE_RESPONSE: file });
+  try {
+    const baselineResult = await load(`${baseline.url}${scenario.path}`, headers);
+    return {
+      scenario: scenario.name,
+      service: serviceResult,
+      baseline: baselineResult,
+      serviceRssMiB,
+      bodyBytes: sample.body.length,
+      identityBytes,
+    };
+  } finally {
+    await stop(baseline);
+  }
 }
 
 const fixed = (value: number, digits = 2) => value.toFixed(digits);
+const loadName = useWrk ? 'wrk' : 'autocannon';
 console.log(
-  `load=${useWrk ? 'wrk' : 'autocannon (install wrk for honest ratios)'} connections=${connections} ` +
-    `duration=${duration}s node=${process.version}`,
+  `load=${loadName} connections=${connections} duration=${duration}s node=${process.version}` +
+    (useWrk
+      ? ''
+      : '\n*** wrk is not installed: autocannon (JavaScript) shares the cores and saturates near 10k req/s, so ' +
+        'the baselines are under-measured and every ratio below is compressed towards 1. ' +
+        'Install wrk (apt-get install -y wrk) for honest figures. ***'),
 );
 const upstream = await startFakeUpstream();
+const outcomes: Outcome[] = [];
 for (const scenario of scenarios.filter((candidate) => !only || candidate.name.includes(only))) {
-  const { service, baseline } = await runScenario(scenario, upstream);
+  const outcome = await runScenario(scenario, upstream);
+  outcomes.push(outcome);
+  const { service, baseline } = outcome;
   console.log(`\n${scenario.name}`);
   console.log(
-    `  service : ${fixed(service.requestsPerSecond, 0)} req/s  p50 ${service.p50Ms} ms  p99 ${service.p99Ms} ms  failures ${service.failures}`,
+    `  service : ${fixed(service.requestsPerSecond, 0)} req/s  p50 ${service.p50Ms} ms  p99 ${service.p99Ms} ms  failures ${service.failures}` +
+      (outcome.serviceRssMiB === undefined ? '' : `  peak RSS ${fixed(outcome.serviceRssMiB, 0)} MiB`),
   );
   console.log(
     `  ${scenario.post ? 'no-op   ' : 'baseline'}: ${fixed(baseline.requestsPerSecond, 0)} req/s  p50 ${baseline.p50Ms} ms  p99 ${baseline.p99Ms} ms  failures ${baseline.failures}`,
@@ -130,7 +216,34 @@ for (const scenario of scenarios.filter((candidate) => !only || candidate.name.i
     `  ratio   : throughput ${fixed(service.requestsPerSecond / baseline.requestsPerSecond)} of baseline, ` +
       `p99 ${fixed(service.p99Ms / Math.max(baseline.p99Ms, 1))}x baseline`,
   );
+  if (outcome.identityBytes)
+    console.log(
+      `  wire    : ${outcome.bodyBytes} bytes, ${fixed(((outcome.bodyBytes ?? 0) / outcome.identityBytes) * 100, 1)}% of ${outcome.identityBytes}`,
+    );
   if (scenario.itemsPerRequest)
     console.log(`  items   : ${fixed(service.requestsPerSecond * scenario.itemsPerRequest, 0)} stored/s`);
 }
 await upstream.close();
+
+console.log(
+  '\n| scenario | service req/s | baseline req/s | ratio | p50 ms | p99 ms | p99 ratio | peak RSS MiB |',
+);
+console.log('|---|---|---|---|---|---|---|---|');
+for (const { scenario, service, baseline, serviceRssMiB } of outcomes) {
+  console.log(
+    `| ${scenario} | ${fixed(service.requestsPerSecond, 0)} | ${fixed(baseline.requestsPerSecond, 0)} | ` +
+      `${fixed(service.requestsPerSecond / baseline.requestsPerSecond)} | ${service.p50Ms} | ${service.p99Ms} | ` +
+      `${fixed(service.p99Ms / Math.max(baseline.p99Ms, 1))}x | ${serviceRssMiB === undefined ? '-' : fixed(serviceRssMiB, 0)} |`,
+  );
+}
+mkdirSync('bench/results', { recursive: true });
+const report = {
+  at: new Date().toISOString(),
+  load: loadName,
+  connections,
+  durationSeconds: duration,
+  node: process.version,
+  outcomes,
+};
+writeFileSync('bench/results/latest.json', `${JSON.stringify(report, null, 2)}\n`);
+console.log('\nwritten to bench/results/latest.json');

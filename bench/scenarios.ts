@@ -12,6 +12,8 @@ export interface Scenario {
   readonly env?: Readonly<Record<string, string>>;
   /** Send a bearer token with every grant (the service process issues it). */
   readonly authenticated?: boolean;
+  /** More request headers (`accept-encoding` for a compressed scenario). */
+  readonly headers?: Readonly<Record<string, string>>;
   /** Point the service at the fake upstream (started by the runner). */
   readonly upstream?: boolean;
   /** POSTs: the wrk script that makes them, and the twin path answering the same requests as a no-op. */
@@ -41,24 +43,44 @@ const pingHistory = (perDay: number): Scenario => ({
   authenticated: true,
 });
 
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The deployment modes: the embedded default, and the shared parts that several instances use. */
+const MODES = {
+  SQLite: {},
+  'SQLite + Redis': { REDIS_URL },
+  'PostgreSQL + Redis': { BENCH_DATABASE: 'postgres', REDIS_URL },
+} as const satisfies Record<string, Record<string, string>>;
+const PLAYERS = {
+  // 917 KB: the cost of writing the bytes dominates.
+  large: 'ef962ec2df6e48a2ac9d6062c1b84652',
+  // 46 KB: per-request overhead (token check, routing, hooks, headers) weighs more.
+  typical: '20934ef9488c465180a78f861586b4cf',
+} as const;
+
+/** A cache hit of `GET /player/{uuid}` with a token, in one deployment mode. */
+const playerHit = (
+  mode: keyof typeof MODES,
+  player: keyof typeof PLAYERS,
+  encoding?: 'br' | 'gzip',
+): Scenario => ({
+  name: `GET /player/{uuid} cache hit, ${mode}, ${player} player${encoding ? `, ${encoding}` : ''}`,
+  path: `/player/${PLAYERS[player]}`,
+  env: { CACHE_PLAYER_FRESH_SECONDS: '86400', ...MODES[mode] },
+  authenticated: true,
+  upstream: true,
+  ...(encoding ? { headers: { 'accept-encoding': encoding } } : {}),
+});
+
 export const scenarios: readonly Scenario[] = [
   { name: 'GET /health', path: '/health' },
-  {
-    // The hot path: a large player (917 KB) served from the in-process cache, token checked on every request.
-    name: 'GET /player/{uuid} cache hit, large player',
-    path: '/player/ef962ec2df6e48a2ac9d6062c1b84652',
-    env: { CACHE_PLAYER_FRESH_SECONDS: '86400' },
-    authenticated: true,
-    upstream: true,
-  },
-  {
-    // The same with a typical player (46 KB): per-request overhead weighs more here.
-    name: 'GET /player/{uuid} cache hit, typical player',
-    path: '/player/20934ef9488c465180a78f861586b4cf',
-    env: { CACHE_PLAYER_FRESH_SECONDS: '86400' },
-    authenticated: true,
-    upstream: true,
-  },
+  playerHit('SQLite', 'typical'),
+  playerHit('SQLite', 'large'),
+  playerHit('SQLite', 'large', 'br'),
+  playerHit('SQLite', 'large', 'gzip'),
+  playerHit('SQLite + Redis', 'typical'),
+  playerHit('SQLite + Redis', 'large'),
+  playerHit('PostgreSQL + Redis', 'typical'),
+  playerHit('PostgreSQL + Redis', 'large'),
   interactionLogs('SQLite, group commit', {}),
   interactionLogs('SQLite, one commit per request', { GROUP_COMMIT_MAX_BATCH: '1' }),
   interactionLogs('PostgreSQL, group commit', { BENCH_DATABASE: 'postgres' }),

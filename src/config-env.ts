@@ -41,6 +41,8 @@ export const EnvSchema = Type.Object({
   JWT_CLOCK_LEEWAY_SECONDS: Type.Integer({ minimum: 0, maximum: 60, default: 30 }),
   TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 30 * 86_400, default: 3600 }),
   TOKEN_REFRESH_WINDOW_SECONDS: Type.Integer({ minimum: 0, maximum: 90 * 86_400, default: 7 * 86_400 }),
+  TOKEN_CACHE_MAX_ENTRIES: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 100_000 }),
+  TOKEN_CACHE_SECONDS: Type.Integer({ minimum: 0, maximum: 86_400, default: 300 }),
   RATE_LIMIT_AUTH_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
   INTERACTION_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
   RETENTION_JOB_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 7 * 86_400, default: 3600 }),

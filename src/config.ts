@@ -139,6 +139,7 @@ function toConfig(env: Env): Config {
       clockLeewaySeconds: env.JWT_CLOCK_LEEWAY_SECONDS,
       tokenTtlSeconds: env.TOKEN_TTL_SECONDS,
       refreshWindowSeconds: env.TOKEN_REFRESH_WINDOW_SECONDS,
+      recordsKept: { max: env.TOKEN_CACHE_MAX_ENTRIES, forMs: env.TOKEN_CACHE_SECONDS * 1000 },
       rateLimitPerMinute: env.RATE_LIMIT_AUTH_PER_MINUTE,
     },
     interactions: {

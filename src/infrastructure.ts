@@ -4,7 +4,12 @@ import type { Config } from './config.js';
 import { migrations } from './migrations.js';
 import type { Probe } from './modules/health/health.service.js';
 import { type Caching, createCaching } from './platform/cache/caching.js';
-import { createDatabase, type Database, pingDatabase } from './platform/db/database.js';
+import {
+  createLocalInvalidationFeed,
+  createRedisInvalidationFeed,
+  type InvalidationFeed,
+} from './platform/cache/invalidation.js';
+import { createDatabase, type Database, externalWritesProbe, pingDatabase } from './platform/db/database.js';
 import { pendingMigrations } from './platform/db/migrator.js';
 import type { Logger } from './platform/logger.js';
 import { createMetricsRegistry } from './platform/metrics.js';
@@ -23,12 +28,21 @@ export interface Infrastructure {
   readonly redis: Redis | undefined;
   readonly metrics: Registry;
   readonly caching: Caching;
+  /**
+   * How instances tell each other of revoked tokens, so that each may keep token records in process:
+   * Redis pub/sub when configured, the process itself on SQLite alone; none on PostgreSQL without Redis
+   * (records are then read from the database on every request).
+   */
+  readonly tokenRevocations: InvalidationFeed | undefined;
   readonly upstreams: Upstreams;
   readonly log: Logger;
   /** Readiness checks: database, migrations, and Redis when configured. */
   readonly probes: Readonly<Record<string, Probe>>;
   close(): Promise<void>;
 }
+
+/** The Redis channel (after the key prefix) on which instances hear of revoked tokens. */
+export const TOKEN_REVOCATIONS_CHANNEL = 'invalidate:tokens';
 
 export async function createInfrastructure(config: Config, log: Logger): Promise<Infrastructure> {
   const db = createDatabase(config.database, { log });
@@ -50,6 +64,11 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
     failures: upstreamFailureRules,
     log,
   });
+  const tokenRevocations = redis
+    ? createRedisInvalidationFeed(redis, keyPrefix + TOKEN_REVOCATIONS_CHANNEL, log)
+    : config.database.dialect === 'sqlite'
+      ? createLocalInvalidationFeed(externalWritesProbe(db))
+      : undefined;
   const probes: Record<string, Probe> = {
     database: () => pingDatabase(db),
     migrations: async () => {
@@ -63,6 +82,7 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
     redis,
     metrics,
     caching,
+    tokenRevocations,
     upstreams,
     log,
     probes,
@@ -70,6 +90,7 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
       // Each part closes even if one before it fails to.
       const steps: [string, () => Promise<unknown>][] = [
         ['upstream clients', () => upstreams.close()],
+        ['token revocations', async () => tokenRevocations?.close()],
         ['redis', async () => redis && (await redis.quit().catch(() => redis.disconnect()))],
         ['database', () => db.destroy()],
       ];

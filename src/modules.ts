@@ -34,7 +34,12 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     log: shared.log,
   });
   const secret = await resolveJwtSecret(config.auth.jwtSecret, config.dataDir);
-  const tokens = createTokensModule({ db, settings: config.auth, secret });
+  const tokens = createTokensModule({
+    db,
+    settings: config.auth,
+    secret,
+    ...(shared.tokenRevocations ? { revocations: shared.tokenRevocations } : {}),
+  });
   const applications = createApplicationsModule({
     db,
     tokens: tokens.service,

@@ -52,6 +52,8 @@ const config = loadConfig({
   DATA_DIR: dir,
   PORT: '0',
   LOG_LEVEL: 'info',
+  // A key space of this run's own in a shared Redis.
+  REDIS_KEY_PREFIX: `bench:${randomBytes(4).toString('hex')}:`,
 });
 const app = await buildApp({ config, logStream: createWriteStream('/dev/null') });
 await migrateToLatest(app.db, migrations);

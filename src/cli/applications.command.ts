@@ -8,8 +8,6 @@ import {
   type ApplicationsService,
   createApplicationsService,
 } from '../modules/applications/applications.service.js';
-import { createTokensModule } from '../modules/tokens/tokens.module.js';
-import { resolveJwtSecret } from '../platform/auth/jwt-secret.js';
 import { executorOf } from '../platform/db/transactions.js';
 import { serializeJson } from '../platform/json.js';
 import { parseSnowflake } from '../platform/snowflake.js';
@@ -17,6 +15,7 @@ import { fitsText } from '../platform/text.js';
 import type { CliContext, Command } from './cli-context.js';
 import { UsageError } from './usage.js';
 import { withDatabase } from './with-database.js';
+import { withTokens } from './with-tokens.js';
 
 /** The command line acts as an operator: what a reviewer may do, recorded as `operator`. */
 const OPERATOR = { kind: 'operator' } as const;
@@ -121,15 +120,9 @@ function withApplications<T>(
   work: (applications: ApplicationsService) => Promise<T>,
 ): Promise<T> {
   const settings = config();
-  return withDatabase(settings, async (db) => {
-    const executor = executorOf(db);
-    const tokens = createTokensModule({
-      db: executor,
-      settings: settings.auth,
-      secret: await resolveJwtSecret(settings.auth.jwtSecret, settings.dataDir),
-    });
-    return work(
-      createApplicationsService({ db: executor, tokens: tokens.service, settings: settings.applications }),
-    );
-  });
+  return withDatabase(settings, (db) =>
+    withTokens(settings, db, (tokens) =>
+      work(createApplicationsService({ db: executorOf(db), tokens, settings: settings.applications })),
+    ),
+  );
 }

@@ -1,13 +1,11 @@
 import { parseArgs } from 'node:util';
-import { createTokensModule } from '../modules/tokens/tokens.module.js';
 import type { TokensService } from '../modules/tokens/tokens.service.js';
 import { type Grant, isGrant } from '../platform/auth/grants.js';
-import { resolveJwtSecret } from '../platform/auth/jwt-secret.js';
-import { executorOf } from '../platform/db/transactions.js';
 import { parseSnowflake } from '../platform/snowflake.js';
 import type { CliContext, Command } from './cli-context.js';
 import { UsageError } from './usage.js';
 import { withDatabase } from './with-database.js';
+import { withTokens } from './with-tokens.js';
 
 /** The longest lifetime `token issue --ttl` gives: a year. */
 const MAX_TTL_SECONDS = 365 * 86_400;
@@ -45,7 +43,7 @@ async function issue(
   const ttlSeconds = values.ttl === undefined ? context.config().auth.tokenTtlSeconds : Number(values.ttl);
   if (!Number.isInteger(ttlSeconds) || ttlSeconds < MIN_TTL_SECONDS || ttlSeconds > MAX_TTL_SECONDS)
     throw new UsageError(`--ttl must be whole seconds from ${MIN_TTL_SECONDS} to ${MAX_TTL_SECONDS}`);
-  const issued = await withTokens(context, (tokens) =>
+  const issued = await withTokensOf(context, (tokens) =>
     tokens.issue(owner, grants as Grant[], { ttlSeconds }),
   );
   const { io } = context;
@@ -56,20 +54,13 @@ async function issue(
 
 async function revoke(jti: string | undefined, context: CliContext): Promise<number> {
   if (!jti) throw new UsageError('give the --jti of the token to revoke');
-  const revoked = await withTokens(context, (tokens) => tokens.revoke(jti));
+  const revoked = await withTokensOf(context, (tokens) => tokens.revoke(jti));
   context.io.stdout(`${JSON.stringify({ revoked })}\n`);
   return revoked === 0 ? 1 : 0;
 }
 
 /** The tokens service over the configured database, as the service itself builds it. */
-function withTokens<T>({ config }: CliContext, work: (tokens: TokensService) => Promise<T>): Promise<T> {
+function withTokensOf<T>({ config }: CliContext, work: (tokens: TokensService) => Promise<T>): Promise<T> {
   const settings = config();
-  return withDatabase(settings, async (db) => {
-    const tokens = createTokensModule({
-      db: executorOf(db),
-      settings: settings.auth,
-      secret: await resolveJwtSecret(settings.auth.jwtSecret, settings.dataDir),
-    });
-    return work(tokens.service);
-  });
+  return withDatabase(settings, (db) => withTokens(settings, db, work));
 }

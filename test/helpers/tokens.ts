@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { runCli } from '../../src/cli/run-cli.js';
 import type { Config } from '../../src/config.js';
 import { createTokensService, type TokensService } from '../../src/modules/tokens/tokens.service.js';
 import { GRANTS, type Grant } from '../../src/platform/auth/grants.js';
@@ -8,7 +9,11 @@ import { createTokenCodec } from '../../src/platform/auth/token-codec.js';
 import { executorOf } from '../../src/platform/db/transactions.js';
 import { SnowflakeOut } from '../../src/platform/snowflake.js';
 
-/** The app's own tokens service over its database, with a clock of the test's choosing. */
+/**
+ * A tokens service over the app's database, with a clock of the test's choosing: for issuing tokens, and for
+ * what it changes in the database (the app keeps token records in process: a revocation it must see goes
+ * through `revokeFromCommandLine`, as an operator's would).
+ */
 export function testTokens(
   app: FastifyInstance,
   config: Config,
@@ -36,7 +41,7 @@ export function addWhoamiRoute(app: FastifyInstance, grant?: Grant): void {
   app.get(
     '/test/whoami',
     {
-      preHandler: app.requireGrant(grant),
+      preValidation: app.requireGrant(grant),
       schema: {
         response: { 200: Type.Object({ owner: SnowflakeOut(), grants: Type.Array(Type.String()) }) },
       },
@@ -49,3 +54,30 @@ export function addWhoamiRoute(app: FastifyInstance, grant?: Grant): void {
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/**
+ * Revokes a token's chain as an operator does, with the command line (in this process, on a connection of
+ * its own), configured as the app is: through Redis too when the app uses it, unless `withoutRedis`.
+ * How many tokens it revoked.
+ */
+export async function revokeFromCommandLine(
+  test: { readonly config: Config; readonly databaseUrl: string },
+  jti: string,
+  { withoutRedis = false }: { withoutRedis?: boolean } = {},
+): Promise<number> {
+  let stdout = '';
+  const code = await runCli(['token', 'revoke', '--jti', jti], {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: () => undefined,
+    env: {
+      DATABASE_URL: test.databaseUrl,
+      JWT_SECRET: String(test.config.auth.jwtSecret),
+      REDIS_KEY_PREFIX: test.config.redisKeyPrefix,
+      ...(test.config.redisUrl && !withoutRedis ? { REDIS_URL: test.config.redisUrl } : {}),
+    },
+  });
+  if (code !== 0 && code !== 1) throw new Error(`token revoke exited with ${code}`);
+  return (JSON.parse(stdout) as { revoked: number }).revoked;
+}

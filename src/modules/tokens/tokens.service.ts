@@ -2,7 +2,9 @@ import { bearerChallenge } from '../../platform/auth/auth-errors.js';
 import type { Grant } from '../../platform/auth/grants.js';
 import type { Authenticator, Principal } from '../../platform/auth/principal.js';
 import type { TokenClaims, TokenCodec } from '../../platform/auth/token-codec.js';
-import { type Executor, inTransaction } from '../../platform/db/transactions.js';
+import type { InvalidationFeed } from '../../platform/cache/invalidation.js';
+import { createKeptRecords } from '../../platform/cache/kept-records.js';
+import { afterCommit, type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
 import { createTokensRepository, type NewToken, type TokenRecord } from './tokens.repository.js';
 
@@ -42,12 +44,19 @@ export interface TokensSettings {
   readonly tokenTtlSeconds: number;
   /** How long after its expiry a token may still be exchanged at /auth/refresh. */
   readonly refreshWindowSeconds: number;
+  /** The most token records kept in process, and for how long at most (0: none kept). */
+  readonly recordsKept: { readonly max: number; readonly forMs: number };
 }
 
 export interface TokensServiceDeps {
   readonly db: Executor;
   readonly codec: TokenCodec;
   readonly settings: TokensSettings;
+  /**
+   * How revocations reach every instance. With one, token records are kept in process between requests
+   * (trusted only while it is); without, every request reads its token's record from the database.
+   */
+  readonly revocations?: InvalidationFeed;
   readonly now?: () => number;
 }
 
@@ -58,9 +67,16 @@ export function createTokensService({
   db,
   codec,
   settings,
+  revocations,
   now = Date.now,
 }: TokensServiceDeps): TokensService {
   const repository = createTokensRepository(db);
+  const records = createKeptRecords({
+    feed: revocations,
+    ...settings.recordsKept,
+    load: (jti) => repository.find(jti),
+    groupOf: (record: TokenRecord) => record.chainId,
+  });
 
   async function sign(record: Pick<TokenRecord, 'owner' | 'grants'>, ttlSeconds: number) {
     const signed = await codec.sign(record.owner, record.grants, ttlSeconds, now());
@@ -75,8 +91,11 @@ export function createTokensService({
    * signed with a leaked key but claiming another owner, expiry or grants is not the one issued), and not
    * be revoked.
    */
-  async function usableRecord(claims: TokenClaims): Promise<TokenRecord> {
-    const record = await repository.find(claims.jti);
+  async function usableRecord(
+    claims: TokenClaims,
+    find: (jti: string) => Promise<TokenRecord | undefined> = repository.find,
+  ): Promise<TokenRecord> {
+    const record = await find(claims.jti);
     if (!record) throw unauthorized(ErrorKinds.TOKEN_INVALID, 'the token was not issued by this service');
     if (!claimsMatch(claims, record)) {
       throw unauthorized(ErrorKinds.TOKEN_INVALID, 'the token does not say what was issued under its id');
@@ -87,8 +106,16 @@ export function createTokensService({
     return record;
   }
 
+  /** Revokes a chain through `executor`; every instance drops its records once that commits. */
+  async function revokeChain(executor: Executor, chainId: string, reason: 'revoked' | 'reuse_detected') {
+    const revoked = await createTokensRepository(executor).revokeChain(chainId, reason, now());
+    records.drop(chainId);
+    await afterCommit(executor, () => records.changed(chainId));
+    return revoked;
+  }
+
   async function reuseDetected(record: TokenRecord): Promise<never> {
-    await repository.revokeChain(record.chainId, 'reuse_detected', now());
+    await revokeChain(db, record.chainId, 'reuse_detected');
     throw unauthorized(
       ErrorKinds.TOKEN_REUSED,
       'this token was already exchanged; presenting it again revoked every token of its chain',
@@ -145,14 +172,15 @@ export function createTokensService({
     },
 
     async revoke(jti, { within } = {}) {
-      const tokens = within ? createTokensRepository(within) : repository;
-      const record = await tokens.find(jti);
-      return record ? tokens.revokeChain(record.chainId, 'revoked', now()) : 0;
+      const executor = within ?? db;
+      const record = await createTokensRepository(executor).find(jti);
+      return record ? revokeChain(executor, record.chainId, 'revoked') : 0;
     },
 
     async authenticate(token): Promise<Principal> {
       const claims = await codec.verify(token, { now: now() });
-      const record = await usableRecord(claims);
+      // A kept record (revocations reach it); refresh and revoke read the database itself.
+      const record = await usableRecord(claims, records.find);
       return { owner: record.owner, grants: new Set(record.grants), jti: record.jti };
     },
   };

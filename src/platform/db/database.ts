@@ -43,7 +43,11 @@ export function createDatabase(settings: DatabaseSettings, options: DatabaseOpti
         cause: error,
       });
     }
-    return new Kysely<object>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
+    const db = new Kysely<object>({
+      dialect: new SqliteDialect({ database: withStatementCache(connection) }),
+    });
+    sqliteConnections.set(db, connection);
+    return db;
   }
   const pool = new pg.Pool({
     connectionString: settings.url,
@@ -132,6 +136,28 @@ function withStatementCache(connection: SQLite.Database): SqliteDatabase {
       }
       return statement;
     },
+  };
+}
+
+/** The SQLite connection under each SQLite database this module opened. */
+const sqliteConnections = new WeakMap<Database, SQLite.Database>();
+
+/**
+ * For a SQLite database: a check, cheap enough for every request, of whether another connection (another
+ * process: the command line) committed to the file since the check last ran (`PRAGMA data_version`,
+ * which this connection's own commits leave alone). Undefined for PostgreSQL, where other instances are
+ * the rule and are heard another way.
+ */
+export function externalWritesProbe(db: Database): (() => boolean) | undefined {
+  const connection = sqliteConnections.get(db);
+  if (!connection) return undefined;
+  const statement = connection.prepare('pragma data_version').pluck();
+  let seen = statement.get();
+  return () => {
+    const now = statement.get();
+    if (now === seen) return false;
+    seen = now;
+    return true;
   };
 }
 

@@ -22,11 +22,35 @@ export const databaseOf = (executor: Executor): Database => executor as unknown 
  * or nothing does. When `executor` already is a transaction (a caller's), `work` joins it instead of
  * starting another, so that services compose: one service can do its part inside another's transaction.
  */
-export function inTransaction<T>(
+export async function inTransaction<T>(
   executor: Executor,
   work: (transaction: Executor) => Promise<T>,
 ): Promise<T> {
   const db = databaseOf(executor);
   if (db.isTransaction) return work(executor);
-  return db.transaction().execute((transaction) => work(executorOf(transaction)));
+  const committed: (() => Promise<void>)[] = [];
+  const result = await db.transaction().execute((transaction) => {
+    const inner = executorOf(transaction);
+    afterCommits.set(inner, committed);
+    return work(inner);
+  });
+  for (const done of committed) await done();
+  return result;
+}
+
+/** What waits for each open transaction to commit (the transactions `inTransaction` started). */
+const afterCommits = new WeakMap<Executor, (() => Promise<void>)[]>();
+
+/**
+ * Runs `done` once what was written through `executor` is committed: after the commit of the transaction
+ * it is (started by `inTransaction`, which resolves only once `done` has), or at once for the database
+ * itself (each statement commits by itself; this then resolves when `done` has). Nothing runs for a
+ * transaction that rolls back. For telling others of a change: before the commit they could read the old
+ * state again, after it they read the new one.
+ */
+export async function afterCommit(executor: Executor, done: () => Promise<void>): Promise<void> {
+  const waiting = afterCommits.get(executor);
+  if (waiting) waiting.push(done);
+  else if (!databaseOf(executor).isTransaction) await done();
+  else throw new Error('afterCommit on a transaction that inTransaction did not start');
 }

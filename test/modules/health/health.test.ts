@@ -99,12 +99,15 @@ describeOrSkip('health with Redis', { skip: skipWithoutRedis }, () => {
     assert.deepEqual(ready.json().checks, { database: 'ok', migrations: 'ok', redis: 'ok' });
     const observer = new Redis(String(testRedisUrl));
     t.after(() => observer.quit());
-    const connections = async () =>
+    const connections = async (suffix = '') =>
       String(await observer.client('LIST'))
         .split('\n')
-        .filter((line) => line.includes(` name=player-data-service:${config.redisKeyPrefix} `)).length;
-    assert.equal(await connections(), 1, "the app's one connection, named after its deployment");
+        .filter((line) => line.includes(` name=player-data-service:${config.redisKeyPrefix}${suffix} `))
+        .length;
+    assert.equal(await connections(), 1, "the app's one connection for commands, named after its deployment");
+    assert.equal(await connections(':subscriber'), 1, 'and one for its subscription to revocations');
     await app.close();
     assert.equal(await connections(), 0, 'closed with the app');
+    assert.equal(await connections(':subscriber'), 0, 'both');
   });
 });

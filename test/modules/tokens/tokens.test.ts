@@ -7,7 +7,13 @@ import { executorOf, inTransaction } from '../../../src/platform/db/transactions
 import { type Backend, describeEachBackend, describeOrSkip } from '../../helpers/backends.js';
 import { buildTestApp, TEST_JWT_SECRET } from '../../helpers/build-test-app.js';
 import { skipWithoutRedis } from '../../helpers/environment.js';
-import { addWhoamiRoute, bearer, issueToken, testTokens } from '../../helpers/tokens.js';
+import {
+  addWhoamiRoute,
+  bearer,
+  issueToken,
+  revokeFromCommandLine,
+  testTokens,
+} from '../../helpers/tokens.js';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -69,14 +75,15 @@ describeEachBackend('tokens', (backend) => {
   });
 
   it('refuses an expired token on a guarded route, and a revoked one', async (t) => {
-    const { app, config, whoami } = await setup(t, backend);
+    const test = await setup(t, backend);
+    const { app, config, whoami } = test;
     const old = await testTokens(app, config, () => Date.now() - 2 * HOUR_MS).issue(1n, ['player:read']);
     const expired = await whoami(old.token);
     assert.equal(expired.statusCode, 401);
     assert.equal(problemName(expired), 'TOKEN_EXPIRED');
     const current = await testTokens(app, config).issue(1n, ['player:read']);
     assert.equal((await whoami(current.token)).statusCode, 200);
-    assert.equal(await testTokens(app, config).revoke(current.jti), 1);
+    assert.equal(await revokeFromCommandLine(test, current.jti), 1);
     const revoked = await whoami(current.token);
     assert.equal(revoked.statusCode, 401);
     assert.equal(problemName(revoked), 'TOKEN_REVOKED');

@@ -1,0 +1,42 @@
+import type { Config } from '../config.js';
+import { TOKEN_REVOCATIONS_CHANNEL } from '../infrastructure.js';
+import { createTokensModule } from '../modules/tokens/tokens.module.js';
+import type { TokensService } from '../modules/tokens/tokens.service.js';
+import { resolveJwtSecret } from '../platform/auth/jwt-secret.js';
+import { createRedisInvalidationPublisher } from '../platform/cache/invalidation.js';
+import type { Database } from '../platform/db/database.js';
+import { executorOf } from '../platform/db/transactions.js';
+import { createRedis } from '../platform/redis.js';
+
+/**
+ * The tokens service as the service builds it, over the command's database. With Redis configured, a
+ * revocation is also told to the running instances (which keep token records in process) before the
+ * command ends; on SQLite alone they notice the command's write themselves.
+ */
+export async function withTokens<T>(
+  config: Config,
+  db: Database,
+  work: (tokens: TokensService) => Promise<T>,
+): Promise<T> {
+  const secret = await resolveJwtSecret(config.auth.jwtSecret, config.dataDir);
+  const redis = config.redisUrl ? createRedis(config.redisUrl, 'player-data-service:cli') : undefined;
+  try {
+    await redis?.connect();
+    const tokens = createTokensModule({
+      db: executorOf(db),
+      settings: config.auth,
+      secret,
+      ...(redis
+        ? {
+            revocations: createRedisInvalidationPublisher(
+              redis,
+              config.redisKeyPrefix + TOKEN_REVOCATIONS_CHANNEL,
+            ),
+          }
+        : {}),
+    });
+    return await work(tokens.service);
+  } finally {
+    await redis?.quit().catch(() => redis.disconnect());
+  }
+}

@@ -1,0 +1,123 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from '../logger.js';
+
+/** What a holder of in-process copies hears from an invalidation feed. */
+export interface InvalidationListener {
+  /** These keys changed somewhere: drop their copies. */
+  invalidated(keys: readonly string[]): void;
+  /** Changes may have been missed: drop every copy. */
+  reset(): void;
+}
+
+/**
+ * How the instances sharing a database tell each other that something they may keep in process changed
+ * (a token revoked), so that each can keep copies and still see every change at once. While the feed
+ * cannot promise to deliver every change (its subscription is down), copies must not be trusted.
+ */
+export interface InvalidationFeed {
+  /**
+   * Whether copies kept in process may be used now. False while changes may be going unheard; when it
+   * turns true again the listeners have been reset.
+   */
+  trusted(): boolean;
+  /** Tells every instance, this one first, that these keys changed. Call it after the change commits. */
+  publish(keys: readonly string[]): Promise<void>;
+  listen(listener: InvalidationListener): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A feed for one process that is the only writer it needs to hear (SQLite without Redis): publishing tells
+ * its own listeners. `changedElsewhere`, when given, says whether another process wrote since it was last
+ * asked (the command line revoking a token on the same SQLite file); then every copy is dropped.
+ */
+export function createLocalInvalidationFeed(changedElsewhere?: () => boolean): InvalidationFeed {
+  const listeners: InvalidationListener[] = [];
+  return {
+    trusted() {
+      if (changedElsewhere?.()) for (const listener of listeners) listener.reset();
+      return true;
+    },
+    async publish(keys) {
+      for (const listener of listeners) listener.invalidated(keys);
+    },
+    listen: (listener) => void listeners.push(listener),
+    close: async () => undefined,
+  };
+}
+
+/** Keys travel in one message, one per line. */
+const SEPARATOR = '\n';
+
+/**
+ * A feed through Redis pub/sub on `channel`: every instance subscribes on a connection of its own. Copies
+ * are trusted only while the subscription stands; when it comes back, every copy is dropped first (what
+ * was published meanwhile was not heard). Publishing also tells this instance's listeners at once.
+ */
+export function createRedisInvalidationFeed(redis: Redis, channel: string, log: Logger): InvalidationFeed {
+  const listeners: InvalidationListener[] = [];
+  // A connection of its own (a subscribed connection takes no other command), named after the main one.
+  const subscriber = redis.duplicate({
+    connectionName: `${redis.options.connectionName ?? 'redis'}:subscriber`,
+  });
+  let subscribed = false;
+  const invalidate = (keys: readonly string[]) => {
+    for (const listener of listeners) listener.invalidated(keys);
+  };
+  const lost = () => {
+    if (!subscribed) return;
+    subscribed = false;
+    log.warn({ channel }, 'invalidation feed lost: reading from the database until it is back');
+  };
+  subscriber.on('error', (error) => log.warn({ err: error, channel }, 'invalidation feed connection error'));
+  subscriber.on('close', lost);
+  subscriber.on('end', lost);
+  subscriber.on('message', (from: string, message: string) => {
+    if (from === channel) invalidate(message.split(SEPARATOR));
+  });
+  subscriber.on('ready', () => {
+    subscriber.subscribe(channel).then(
+      () => {
+        for (const listener of listeners) listener.reset();
+        subscribed = true;
+        log.info({ channel }, 'invalidation feed subscribed');
+      },
+      (error: unknown) => log.warn({ err: error, channel }, 'invalidation feed could not subscribe'),
+    );
+  });
+  subscriber
+    .connect()
+    .catch((error: unknown) => log.warn({ err: error, channel }, 'invalidation feed not connected yet'));
+  return {
+    trusted: () => subscribed,
+    async publish(keys) {
+      if (keys.length === 0) return;
+      invalidate(keys);
+      await redis.publish(channel, keys.join(SEPARATOR)).catch((error: unknown) => {
+        // The others keep trusting their copies only while subscribed; a publisher cut off from a Redis the
+        // others still reach is the one gap left, closed by the copies' own time limit.
+        log.error({ err: error, channel }, 'could not publish an invalidation');
+      });
+    },
+    listen: (listener) => void listeners.push(listener),
+    async close() {
+      subscribed = false;
+      await subscriber.quit().catch(() => subscriber.disconnect());
+    },
+  };
+}
+
+/**
+ * A feed that only tells the instances (a one-shot process such as the command line): it keeps nothing
+ * itself, so it is never trusted and hears nothing.
+ */
+export function createRedisInvalidationPublisher(redis: Redis, channel: string): InvalidationFeed {
+  return {
+    trusted: () => false,
+    async publish(keys) {
+      if (keys.length > 0) await redis.publish(channel, keys.join(SEPARATOR));
+    },
+    listen: () => undefined,
+    close: async () => undefined,
+  };
+}

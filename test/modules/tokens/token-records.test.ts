@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { it, type TestContext } from 'node:test';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import { type Backend, describeEachBackend } from '../../helpers/backends.js';
+import { buildTestApp, type TestApp } from '../../helpers/build-test-app.js';
+import { testRedisUrl } from '../../helpers/environment.js';
+import { addWhoamiRoute, bearer, issueToken, revokeFromCommandLine } from '../../helpers/tokens.js';
+
+/** Two instances of the service on one database (and one Redis key space, when the backend has Redis). */
+async function twoInstances(t: TestContext, backend: Backend) {
+  const first = await buildTestApp(t, { backend });
+  const second = await buildTestApp(t, {
+    backend,
+    databaseUrl: first.databaseUrl,
+    redisKeyPrefix: first.config.redisKeyPrefix,
+  });
+  for (const { app } of [first, second]) addWhoamiRoute(app, 'player:read');
+  const whoami = ({ app }: TestApp, token: string) =>
+    app.inject({ method: 'GET', url: '/test/whoami', headers: bearer(token) });
+  // With Redis, records are kept once each instance's subscription stands.
+  if (backend.cache === 'redis')
+    for (const test of [first, second])
+      assert.notEqual(await within(5000, async () => subscriptions(test) > 0), undefined, 'subscribed');
+  return { first, second, whoami };
+}
+
+const subscriptions = (test: TestApp) =>
+  test.logs.lines.filter((line) => line.msg === 'invalidation feed subscribed').length;
+
+/** A token's id (`jti`), read from it. */
+const jtiOf = (token: string) =>
+  JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).jti;
+
+/** Waits for `condition`, checking every few ms, for at most `withinMs`; how long it took, or undefined. */
+async function within(withinMs: number, condition: () => Promise<boolean>): Promise<number | undefined> {
+  const started = performance.now();
+  while (performance.now() - started <= withinMs) {
+    if (await condition()) return performance.now() - started;
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  return undefined;
+}
+
+describeEachBackend(
+  'token records kept in process',
+  (backend) => {
+    it('sees a revocation by another process (the command line) at the next request', async (t) => {
+      const { first, whoami } = await twoInstances(t, backend);
+      const token = await issueToken(first.app, first.config, { grants: ['player:read'] });
+      for (let request = 0; request < 3; request++)
+        assert.equal((await whoami(first, token)).statusCode, 200);
+      assert.equal(await revokeFromCommandLine(first, jtiOf(token)), 1);
+      const seen = await within(100, async () => (await whoami(first, token)).statusCode === 401);
+      assert.notEqual(seen, undefined, 'the revoked token still opens the route 100 ms later');
+    });
+
+    it('sees a revocation made by another instance within 100 ms', async (t) => {
+      const { first, second, whoami } = await twoInstances(t, backend);
+      const reviewer = await issueToken(first.app, first.config, {
+        owner: 1n,
+        grants: ['applications:review'],
+      });
+      const applicant = await issueToken(first.app, first.config, { owner: 2n, grants: [] });
+      const created = await first.app.inject({
+        method: 'POST',
+        url: '/admin/developer/applications',
+        headers: bearer(applicant),
+        payload: { name: 'bot', description: '', grants: ['player:read'] },
+      });
+      assert.equal(created.statusCode, 200, created.body);
+      const { id } = created.json();
+      const approved = await first.app.inject({
+        method: 'POST',
+        url: `/admin/developer/applications/${id}/approve`,
+        headers: bearer(reviewer),
+        payload: {},
+      });
+      assert.equal(approved.statusCode, 200, approved.body);
+      const credential = approved.json().credential.token as string;
+      // The second instance has the credential's record in hand.
+      for (let request = 0; request < 3; request++)
+        assert.equal((await whoami(second, credential)).statusCode, 200);
+      const revoked = await first.app.inject({
+        method: 'POST',
+        url: `/admin/developer/applications/${id}/revoke`,
+        headers: bearer(reviewer),
+        payload: { reason: 'abuse' },
+      });
+      assert.equal(revoked.statusCode, 200, revoked.body);
+      const seen = await within(100, async () => (await whoami(second, credential)).statusCode === 401);
+      assert.notEqual(
+        seen,
+        undefined,
+        'the second instance still honours the revoked credential after 100 ms',
+      );
+      t.diagnostic(`seen by the second instance after ${seen?.toFixed(1)} ms`);
+      assert.equal((await whoami(first, credential)).statusCode, 401, 'and the first at once');
+    });
+
+    it('keeps the record between requests: no database read per request while trusted', async (t) => {
+      const { first, whoami } = await twoInstances(t, backend);
+      const token = await issueToken(first.app, first.config, { grants: ['player:read'] });
+      assert.equal((await whoami(first, token)).statusCode, 200);
+      // Removing the record behind the service's back shows whether it is read again.
+      await sql`delete from tokens where jti = ${jtiOf(token)}`.execute(first.app.db);
+      const after = await whoami(first, token);
+      const keeps = backend.dialect === 'sqlite' || backend.cache === 'redis';
+      assert.equal(
+        after.statusCode,
+        keeps ? 200 : 401,
+        'without a way to hear of revocations, it reads every time',
+      );
+    });
+
+    if (backend.cache === 'redis') {
+      it('reads the database while its subscription is down, and drops every record when it is back', async (t) => {
+        const { second, whoami, first } = await twoInstances(t, backend);
+        const token = await issueToken(first.app, first.config, { grants: ['player:read'] });
+        assert.equal((await whoami(second, token)).statusCode, 200);
+        const admin = new Redis(String(testRedisUrl));
+        t.after(() => admin.quit());
+        // The instances' subscriptions are the pub/sub connections named after their key space.
+        const clients = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'))
+          .split('\n')
+          .filter((line) =>
+            line.includes(`name=player-data-service:${second.config.redisKeyPrefix}:subscriber `),
+          );
+        assert.equal(clients.length, 2, 'one subscription per instance');
+        const lost = () =>
+          second.logs.lines.filter((line) => String(line.msg).startsWith('invalidation feed lost')).length;
+        for (const client of clients) {
+          const clientId = /id=(\d+)/.exec(client)?.[1];
+          assert.ok(clientId, client);
+          await admin.call('CLIENT', 'KILL', 'ID', clientId);
+        }
+        assert.notEqual(
+          await within(5000, async () => lost() > 0),
+          undefined,
+          'the instance notices its subscription is gone',
+        );
+        // A revocation nobody publishes (the command line without Redis): only the database knows.
+        assert.equal(await revokeFromCommandLine(first, jtiOf(token), { withoutRedis: true }), 1);
+        assert.equal((await whoami(second, token)).statusCode, 401);
+        assert.notEqual(
+          await within(5000, async () => subscriptions(second) > 1),
+          undefined,
+          'it subscribes again by itself',
+        );
+        assert.equal((await whoami(second, token)).statusCode, 401);
+      });
+    }
+  },
+  { caches: true },
+);

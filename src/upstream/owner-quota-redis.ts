@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from '../platform/logger.js';
 import { createMemoryQuota, type OwnerQuota, type QuotaOptions, quotaStatus } from './owner-quota.js';
 
@@ -37,6 +38,15 @@ if ttl <= 0 then return {limit, 0, windowMs} end
 return {limit, tonumber(redis.call('GET', KEYS[1]) or '0'), ttl}`;
 
 /**
+ * How long an owner's standing read from Redis is reused for their RateLimit headers: a cache hit costs no
+ * upstream call, and its headers need not cost a Redis round trip either. Another instance's charges show
+ * within this time; this instance's own at once.
+ */
+const STANDING_REUSED_MS = 1000;
+/** Owners whose standing is kept at once (the most active ones). */
+const STANDINGS_KEPT = 10_000;
+
+/**
  * A quota under `keyPrefix<owner>` shared by every instance using this Redis, sized from the budget hash
  * `budgetKey`. While Redis cannot be reached, each instance keeps its own in-process quota instead.
  */
@@ -48,6 +58,10 @@ export function createRedisQuota(
   log: Logger,
 ): OwnerQuota {
   const local = createMemoryQuota(options, keyLimit);
+  const standings = new LRUCache<string, { limit: number; used: number; endsAt: number }>({
+    max: STANDINGS_KEPT,
+    ttl: STANDING_REUSED_MS,
+  });
   const run = async (script: string, owner: string) =>
     (await redis.eval(
       script,
@@ -75,6 +89,7 @@ export function createRedisQuota(
       try {
         const [allowed, limit = 0, used = 0, resetMs = 0] = await run(TAKE, owner);
         answered();
+        standings.delete(owner);
         if (allowed === 1) return { allowed: true };
         return { allowed: false, status: quotaStatus(limit, used, resetMs, options.windowMs) };
       } catch (error) {
@@ -84,13 +99,18 @@ export function createRedisQuota(
     },
     async settle(owner, sent) {
       if (sent) return;
+      standings.delete(owner);
       await redis.eval(RELEASE, 1, `${keyPrefix}${owner}`).then(() => undefined, fallBack);
     },
     async status(owner) {
+      const kept = standings.get(owner);
+      if (kept) return quotaStatus(kept.limit, kept.used, kept.endsAt - Date.now(), options.windowMs);
       try {
         const [limit, used = 0, resetMs = 0] = await run(STATUS, owner);
         answered();
-        return limit === undefined ? undefined : quotaStatus(limit, used, resetMs, options.windowMs);
+        if (limit === undefined) return undefined;
+        standings.set(owner, { limit, used, endsAt: Date.now() + resetMs });
+        return quotaStatus(limit, used, resetMs, options.windowMs);
       } catch (error) {
         fallBack(error);
         return local.status(owner);

@@ -112,7 +112,16 @@ describeOrSkip('owner quota (redis)', { skip: skipWithoutRedis }, () => {
     assert.equal(status?.remaining, 0);
     assert.ok(status && status.resetSeconds >= 59 && status.resetSeconds <= 60);
     await one.settle('a', false);
+    assert.equal((await one.status('a'))?.remaining, 1, 'the instance that gave it back sees it at once');
+    // The other reuses the standing it read for its headers for up to a second, then reads it again.
+    assert.equal((await two.status('a'))?.remaining, 0);
+    await sleep(1000);
     assert.equal((await two.status('a'))?.remaining, 1);
+    assert.equal(
+      await takeAll(two, 'a', 3),
+      1,
+      'one count: the charge given back by one is taken by the other',
+    );
   });
 
   it('tells no standing and refuses nothing until the budget has learnt the limit', async () => {

@@ -47,6 +47,11 @@ export interface FailureRules {
 
 export interface CachedResourceDeps {
   readonly cache: Cache;
+  /**
+   * An in-process tier in front of a shared cache: entries read from (or written to) the shared cache are
+   * kept here for the rest of their freshness, so a hit does not cross the network. Never a stale copy.
+   */
+  readonly near?: Cache;
   readonly flights: SingleFlight;
   /** Present when the cache is shared by several instances: a fetch then runs under a lock in it. */
   readonly locks?: FetchLocks;
@@ -74,7 +79,7 @@ export interface CachedResource {
 const POLL_MS = 15;
 
 export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRules): CachedResource {
-  const { cache, flights, locks, failures, metrics } = deps;
+  const { cache, near, flights, locks, failures, metrics } = deps;
   const now = deps.now ?? Date.now;
   const served = (entry: CacheEntry, status: CacheStatus): Served => ({
     bytes: entry.bytes,
@@ -84,10 +89,17 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
   const usable = (entry: CacheEntry | undefined) =>
     entry && now() - entry.storedAt < rules.freshMs(entry) + rules.staleIfErrorMs ? entry : undefined;
 
+  /** Keeps a fresh entry in the in-process tier until its freshness ends (nothing when it has none). */
+  const keepNear = (key: string, entry: CacheEntry) => {
+    const freshFor = entry.storedAt + rules.freshMs(entry) - now();
+    if (near && freshFor > 0) void near.set(key, entry, freshFor);
+  };
+
   async function fetchAndStore(key: string, fetch: () => Promise<Buffer>): Promise<CacheEntry> {
     const bytes = await fetch();
     const entry = { bytes, storedAt: now() };
     await cache.set(key, entry, rules.freshMs(entry) + rules.staleIfErrorMs);
+    keepNear(key, entry);
     return entry;
   }
 
@@ -107,7 +119,10 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
         try {
           // The previous holder may have stored a fresh answer between our first look and our lock.
           const landed = await cache.get(key);
-          if (landed && isNewer(landed, seen) && isFresh(landed)) return landed;
+          if (landed && isNewer(landed, seen) && isFresh(landed)) {
+            keepNear(key, landed);
+            return landed;
+          }
           return await fetchAndStore(key, fetch);
         } catch (error) {
           failure = failures.encode(error);
@@ -120,7 +135,10 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
       do {
         await sleep(POLL_MS);
         const landed = await cache.get(key);
-        if (landed && isNewer(landed, seen)) return landed;
+        if (landed && isNewer(landed, seen)) {
+          keepNear(key, landed);
+          return landed;
+        }
         const failure = await sharedLocks.failureOf(key, heldBy);
         if (failure) throw failures.decode(failure);
       } while (now() < deadline && (await sharedLocks.holder(key)) === heldBy);
@@ -131,8 +149,14 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
   return {
     async get(key, fetch, lastKnown) {
       const fullKey = `${rules.name}:${key}`;
+      const kept = await near?.get(fullKey);
+      if (kept && isFresh(kept)) {
+        metrics.looked(rules.name, 'hit');
+        return served(kept, 'HIT');
+      }
       const cached = await cache.get(fullKey);
       if (cached && isFresh(cached)) {
+        keepNear(fullKey, cached);
         metrics.looked(rules.name, 'hit');
         return served(cached, 'HIT');
       }

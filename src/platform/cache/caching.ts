@@ -52,6 +52,8 @@ export function createCaching(
     : createMemoryCache(settings.memoryMaxBytes);
   const shared = {
     cache,
+    // With Redis, fresh entries also stay in process for the rest of their freshness.
+    ...(redis ? { near: createMemoryCache(settings.memoryMaxBytes) } : {}),
     flights: createSingleFlight(),
     ...(redis ? { locks: createRedisLocks(redis, `${keyPrefix}cache:`, log) } : {}),
     lockMs: settings.singleFlightLockMs,

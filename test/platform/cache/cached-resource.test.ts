@@ -315,6 +315,71 @@ describe('cached resource', () => {
     });
   });
 
+  describe('with an in-process tier in front of a shared cache', () => {
+    /** An instance whose shared cache counts its reads, with a near tier; `shared` as another sees it. */
+    function nearSetup() {
+      const clock = { now: 1_000_000 };
+      const shared = createMemoryCache(1024 * 1024);
+      let sharedReads = 0;
+      const counted: Cache = {
+        get: (key) => {
+          sharedReads++;
+          return shared.get(key);
+        },
+        set: (key, entry, keepForMs) => shared.set(key, entry, keepForMs),
+      };
+      const { metrics, counts } = countingMetrics();
+      const resource = createCachedResource(
+        {
+          cache: counted,
+          near: createMemoryCache(1024 * 1024),
+          flights: createSingleFlight(),
+          lockMs: LOCK_MS,
+          failures,
+          metrics,
+          now: () => clock.now,
+        },
+        { name: 'thing', freshMs: () => FRESH_MS, staleIfErrorMs: STALE_IF_ERROR_MS },
+      );
+      return { resource, shared, clock, counts, sharedReads: () => sharedReads };
+    }
+
+    it('serves a fresh entry read from the shared cache from process memory for the rest of its freshness', async () => {
+      const { resource, shared, clock, counts, sharedReads } = nearSetup();
+      await shared.set('thing:k', { bytes: bytes('theirs'), storedAt: clock.now - 400 }, 10_000);
+      const fail = async (): Promise<Buffer> => assert.fail('no fetch while fresh');
+      assert.equal((await resource.get('k', fail)).bytes.toString(), 'theirs');
+      assert.equal(sharedReads(), 1);
+      clock.now += FRESH_MS - 400 - 1;
+      for (let hit = 0; hit < 5; hit++) {
+        const served = await resource.get('k', fail);
+        assert.equal(served.freshness.status, 'HIT');
+        assert.equal(served.freshness.storedAt, clock.now - FRESH_MS + 1, 'with its own age');
+      }
+      assert.equal(sharedReads(), 1, 'no read crossed to the shared cache');
+      assert.equal(counts['thing:hit'], 6);
+    });
+
+    it('never serves a kept copy past its freshness: the shared cache is asked again, and a newer entry wins', async () => {
+      const { resource, shared, clock, sharedReads } = nearSetup();
+      await resource.get('k', async () => bytes('mine'));
+      // Another instance refreshed the entry meanwhile; this one keeps serving its fresh copy until it ages.
+      await shared.set('thing:k', { bytes: bytes('newer'), storedAt: clock.now + 10 }, 10_000);
+      assert.equal((await resource.get('k', async () => bytes('x'))).bytes.toString(), 'mine');
+      clock.now += FRESH_MS;
+      const served = await resource.get('k', async () => bytes('fetched'));
+      assert.equal(served.bytes.toString(), 'newer');
+      assert.equal(sharedReads(), 2);
+      clock.now += FRESH_MS + 10;
+      // Stale everywhere, and the upstream down: the stale copy comes from the shared cache.
+      const stale = await resource.get('k', async () => {
+        throw new Outage('down');
+      });
+      assert.equal(stale.freshness.status, 'STALE');
+      assert.equal(stale.bytes.toString(), 'newer');
+    });
+  });
+
   it('each resource name may be taken once per app', () => {
     const caching = createCaching(
       { memoryMaxBytes: 1024 * 1024, singleFlightLockMs: LOCK_MS },

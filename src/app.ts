@@ -1,3 +1,4 @@
+import compress from '@fastify/compress';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   type FastifyInstance,
@@ -9,13 +10,14 @@ import { createInfrastructure, type Infrastructure } from './infrastructure.js';
 import { createModules } from './modules.js';
 import type { Grant } from './platform/auth/grants.js';
 import { type GuardOptions, requireGrant, requireOwnerOrGrant } from './platform/auth/route-guard.js';
+import { responseCompressionOptions } from './platform/compression.js';
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, errorHandling, sendError } from './platform/error-handler.js';
 import { crossOrigin } from './platform/http/cors.js';
 import { timeoutOptions } from './platform/http/timeouts.js';
 import { httpDocs } from './platform/http-docs.js';
 import { parseJsonBody, serializeJson } from './platform/json.js';
-import { loggerOptions, RequestLogController } from './platform/logger.js';
+import { logDestination, loggerOptions, RequestLogController } from './platform/logger.js';
 import { httpMetrics } from './platform/metrics.js';
 import { rateLimiting } from './platform/rate-limit.js';
 import { requestContext, requestIdOf, stampHeaders } from './platform/request-context.js';
@@ -48,8 +50,9 @@ export interface AppOptions {
  */
 export async function buildApp({ config, logStream }: AppOptions): Promise<FastifyInstance> {
   const { publicUrl } = config.server;
+  const destination = logStream ? undefined : logDestination();
   const app = Fastify({
-    logger: loggerOptions(config.logLevel, logStream),
+    logger: loggerOptions(config.logLevel, logStream ?? destination),
     genReqId: requestIdOf,
     requestIdHeader: false,
     logController: new RequestLogController(),
@@ -76,8 +79,10 @@ export async function buildApp({ config, logStream }: AppOptions): Promise<Fasti
     }
   });
 
+  // onClose hooks run last-registered first: the log is written out after everything else has closed.
+  if (destination) app.addHook('onClose', async () => destination.close());
   const shared = await createInfrastructure(config, app.log);
-  // onClose hooks run last-registered first: the modules close before the parts they use.
+  // The modules close before the parts they use.
   app.addHook('onClose', () => shared.close());
   app.decorate('db', shared.db);
   try {
@@ -97,6 +102,7 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   if (config.server.corsOrigins.length > 0)
     await app.register(crossOrigin, { origins: config.server.corsOrigins });
   await app.register(httpMetrics, { registry: shared.metrics });
+  await app.register(compress, responseCompressionOptions);
   await app.register(httpDocs, { publicUrl });
   await app.register(rateLimiting, { redis: shared.redis, keyPrefix: config.redisKeyPrefix });
 

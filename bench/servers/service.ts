@@ -1,12 +1,12 @@
 // The service under load: the real app (SQLite in a temp dir, or with BENCH_DATABASE=postgres a schema of
-// its own on BENCH_POSTGRES_URL, dropped at exit), logging at info to /dev/null as a production instance
-// would log to a collector, on a random port it prints on stdout with a token carrying every grant.
+// its own on BENCH_POSTGRES_URL, dropped at exit), logging at info to /dev/null (batched as to stdout in
+// production), on a random port it prints on stdout with a token carrying every grant.
 // It also answers `POST /noop/messenger/logging/interaction` and `POST /noop/ping/{player}`: the real routes
 // (parsing, validation, token check, answer) over services that store nothing, the baselines of the
 // interaction-log and ping-ingestion scenarios. With BENCH_PING_SEED_DAYS, it first records that many days
 // of pings for BENCH_PING_PLAYER (BENCH_PING_SEED_PER_DAY samples a day, through the real ingestion route).
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createWriteStream, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -22,6 +22,7 @@ import { GRANTS } from '../../src/platform/auth/grants.js';
 import { resolveJwtSecret } from '../../src/platform/auth/jwt-secret.js';
 import { migrateToLatest } from '../../src/platform/db/migrator.js';
 import { executorOf } from '../../src/platform/db/transactions.js';
+import { logDestination } from '../../src/platform/logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pds-bench-'));
 const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -55,7 +56,8 @@ const config = loadConfig({
   // A key space of this run's own in a shared Redis.
   REDIS_KEY_PREFIX: `bench:${randomBytes(4).toString('hex')}:`,
 });
-const app = await buildApp({ config, logStream: createWriteStream('/dev/null') });
+// Log lines are written as production writes them to stdout (logDestination), here to /dev/null.
+const app = await buildApp({ config, logStream: logDestination('/dev/null') });
 await migrateToLatest(app.db, migrations);
 
 const storesNothing: InteractionsService = {

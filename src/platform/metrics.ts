@@ -30,13 +30,24 @@ export const httpMetrics = fp<{ registry: Registry }>(async (app: FastifyInstanc
     buckets: LATENCY_BUCKETS_SECONDS,
     registers: [registry],
   });
+  // The series of each method, route and status, bound once: prom-client otherwise hashes the labels of
+  // every observation. Bounded: routes are patterns, methods and statuses few.
+  const series = new Map<string, { count(): void; observe(seconds: number): void }>();
+  const seriesOf = (method: string, route: string, status: number) => {
+    const key = `${method} ${status} ${route}`;
+    let bound = series.get(key);
+    if (!bound) {
+      const labels = { method, route, status: String(status) };
+      const counter = requests.labels(labels);
+      const histogram = duration.labels(labels);
+      bound = { count: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) };
+      series.set(key, bound);
+    }
+    return bound;
+  };
   app.addHook('onResponse', async (request, reply) => {
-    const labels = {
-      method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
-      status: String(reply.statusCode),
-    };
-    requests.inc(labels);
-    duration.observe(labels, reply.elapsedTime / 1000);
+    const bound = seriesOf(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
+    bound.count();
+    bound.observe(reply.elapsedTime / 1000);
   });
 });

@@ -2,11 +2,17 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import { principalOf } from '../platform/auth/route-guard.js';
 import type { Freshness } from '../platform/cache/cached-resource.js';
+import {
+  COMPRESSION_THRESHOLD_BYTES,
+  type ContentEncoding,
+  preferredEncoding,
+} from '../platform/compression.js';
 import { ErrorResponseRef, errorResponses } from '../platform/error-response.js';
 import { AppError, type ErrorKind, ErrorKinds } from '../platform/errors.js';
 import { sendJsonBytes, setCacheHeaders } from '../platform/http/cache-headers.js';
 import {
   CACHED_VALUE_HEADERS,
+  COMPRESSED_HEADERS,
   type HeaderDocs,
   NO_STORE_HEADERS,
   responseDoc,
@@ -42,9 +48,26 @@ function failureBody(field: string, cause: string, throttle = false): Buffer {
   return Buffer.from(JSON.stringify({ success: false, cause, throttle, [field]: null }));
 }
 
-/** A found value, served as its bytes with its cache headers. */
-export function sendFound(reply: FastifyReply, body: Buffer, freshness: Freshness): FastifyReply {
-  return sendJsonBytes(setCacheHeaders(reply, freshness), 200, body);
+/** A value found, as the cache keeps it: its bytes, their freshness, and their compressed copies. */
+export interface FoundValue {
+  readonly body: Buffer;
+  readonly freshness: Freshness;
+  encoded(encoding: ContentEncoding): Promise<Buffer>;
+}
+
+/**
+ * A found value, served as its bytes with its cache headers; compressed (Brotli, else gzip) when the
+ * request accepts it, from the copy kept beside the entry: no compression per answer.
+ */
+export async function sendFound(reply: FastifyReply, found: FoundValue): Promise<FastifyReply> {
+  setCacheHeaders(reply, found.freshness).header('vary', 'accept-encoding');
+  const encoding =
+    found.body.length >= COMPRESSION_THRESHOLD_BYTES
+      ? preferredEncoding(reply.request.headers['accept-encoding'])
+      : undefined;
+  if (!encoding) return sendJsonBytes(reply, 200, found.body);
+  const compressed = await found.encoded(encoding);
+  return sendJsonBytes(reply.header('content-encoding', encoding), 200, compressed);
 }
 
 /** "No such player" (404 in the result shape), cached by clients like the lookup that found nothing. */
@@ -92,7 +115,7 @@ export interface UpstreamLookup<T> {
   readonly owner: string;
   readonly quota: Pick<OwnerQuota, 'status'>;
   lookup(): Promise<T>;
-  send(reply: FastifyReply, found: T): FastifyReply;
+  send(reply: FastifyReply, found: T): FastifyReply | Promise<FastifyReply>;
 }
 
 /**
@@ -120,7 +143,7 @@ export function lookupHandler<T>(
   field: string,
   quota: Pick<OwnerQuota, 'status'>,
   lookup: (player: string, owner: string) => Promise<T>,
-  send: (reply: FastifyReply, found: T) => FastifyReply,
+  send: (reply: FastifyReply, found: T) => FastifyReply | Promise<FastifyReply>,
 ) {
   return (request: FastifyRequest, reply: FastifyReply, player: string) => {
     const owner = String(principalOf(request).owner);
@@ -182,7 +205,9 @@ export interface ResultDocs<S extends TSchema> {
 export function resultResponses<S extends TSchema>({ field, found, notFound }: ResultDocs<S>) {
   const failure = failureShape(field);
   return {
-    200: responseDoc(found, { headers: { ...CACHED_VALUE_HEADERS, ...QUOTA_HEADERS } }),
+    200: responseDoc(found, {
+      headers: { ...CACHED_VALUE_HEADERS, ...COMPRESSED_HEADERS, ...QUOTA_HEADERS },
+    }),
     404: responseDoc(failure, {
       description: notFound,
       headers: { ...CACHED_VALUE_HEADERS, ...QUOTA_HEADERS },

@@ -1,4 +1,5 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -222,7 +223,7 @@ export class ResponseConformance {
       typeof payload === 'string'
         ? payload
         : Buffer.isBuffer(payload)
-          ? payload.toString('utf8')
+          ? decoded(payload, reply.getHeader('content-encoding')).toString('utf8')
           : payload == null
             ? ''
             : undefined;
@@ -272,4 +273,11 @@ export function watchConformance<T>(build: () => T): { built: T; conformance: Re
   if (!conformance)
     throw new Error('watchConformance: the build created no Fastify instance before its first await');
   return { built, conformance };
+}
+
+/** A body as it reads once its Content-Encoding (precompressed answers) is undone. */
+function decoded(payload: Buffer, encoding: unknown): Buffer {
+  if (encoding === 'br') return brotliDecompressSync(payload);
+  if (encoding === 'gzip') return gunzipSync(payload);
+  return payload;
 }

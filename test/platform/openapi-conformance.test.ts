@@ -114,7 +114,12 @@ describe('the document against hand-made answers', () => {
       headers: { ...PLATFORM, 'content-type': 'application/json; charset=utf-8', ...headers },
       body: JSON.stringify(body),
     });
-    const cached = { 'x-cache': 'HIT', age: '3', 'cache-control': 'private, max-age=57' };
+    const cached = {
+      'x-cache': 'HIT',
+      age: '3',
+      'cache-control': 'private, max-age=57',
+      vary: 'accept-encoding',
+    };
 
     assert.deepEqual(verdict.check(profiles(200, { success: true, profiles: [] }, cached)), []);
     assert.deepEqual(verdict.check(profiles(200, { success: true, throttle: false, profiles: [] }, cached)), [
@@ -124,7 +129,14 @@ describe('the document against hand-made answers', () => {
       'required header X-Cache is missing',
       'required header Age is missing',
       'required header Cache-Control is missing',
+      'required header Vary is missing',
     ]);
+    assert.deepEqual(
+      verdict.check(
+        profiles(200, { success: true, profiles: [] }, { ...cached, 'content-encoding': 'zstd' }),
+      ),
+      ['header Content-Encoding: "zstd" must be equal to one of the allowed values (["br","gzip"])'],
+    );
     const failure = {
       success: false,
       cause: 'the Hypixel API cannot be reached',

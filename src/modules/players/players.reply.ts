@@ -5,10 +5,13 @@ import type { PlayerLookup } from './players.service.js';
 const NEVER_JOINED_CAUSE = 'This player has never joined Hypixel';
 
 /** A player lookup as PlayerResult: 200 with the cached body as it is, or 404 in the result shape. */
-export function sendPlayerLookup(reply: FastifyReply, lookup: PlayerLookup): FastifyReply {
+export function sendPlayerLookup(
+  reply: FastifyReply,
+  lookup: PlayerLookup,
+): FastifyReply | Promise<FastifyReply> {
   switch (lookup.kind) {
     case 'found':
-      return sendFound(reply, lookup.player.body, lookup.player.freshness);
+      return sendFound(reply, lookup.player);
     case 'never_joined':
       return sendNotFound(reply, 'player', NEVER_JOINED_CAUSE, lookup.freshness);
     case 'unknown_name':

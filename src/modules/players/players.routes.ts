@@ -13,6 +13,8 @@ export const playersRoutes =
     app.get(
       '/player/:player',
       {
+        // Found values go out precompressed (upstream-result.ts), not through @fastify/compress.
+        compress: false,
         preValidation: app.requireGrant('player:read'),
         schema: {
           tags: ['Player'],

@@ -1,5 +1,6 @@
 import type { CacheEntry } from '../../platform/cache/cache.js';
 import type { CachedResource, Freshness } from '../../platform/cache/cached-resource.js';
+import type { ContentEncoding } from '../../platform/compression.js';
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
 import { jsonEnvelope, parseJsonExact } from '../../platform/json.js';
@@ -28,6 +29,8 @@ export class PlayerSnapshot {
     /** The PlayerResult body `{"success":true,"throttle":false,"player":{...}}`, as kept in the cache. */
     readonly body: Buffer,
     readonly freshness: Freshness,
+    /** The body compressed in an encoding, kept beside it once made. */
+    readonly encoded: (encoding: ContentEncoding) => Promise<Buffer>,
   ) {}
 
   /** The player object exactly as Hypixel sent it (JSON text bytes): a view into `body`. */
@@ -166,7 +169,10 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
         () => lastKnownPlayer(uuid),
       );
       if (served.bytes.length === 0) return { kind: 'never_joined', uuid, freshness: served.freshness };
-      return { kind: 'found', player: new PlayerSnapshot(uuid, served.bytes, served.freshness) };
+      return {
+        kind: 'found',
+        player: new PlayerSnapshot(uuid, served.bytes, served.freshness, served.encoded),
+      };
     },
   };
   return service;

@@ -13,6 +13,8 @@ export const profilesRoutes =
     app.get(
       '/gamemode/profiles/:player',
       {
+        // Found values go out precompressed (upstream-result.ts), not through @fastify/compress.
+        compress: false,
         preValidation: app.requireGrant('profiles:read'),
         schema: {
           tags: ['Gamemode'],

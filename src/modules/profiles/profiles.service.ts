@@ -1,4 +1,5 @@
 import type { CachedResource, Freshness } from '../../platform/cache/cached-resource.js';
+import type { ContentEncoding } from '../../platform/compression.js';
 import { jsonEnvelope } from '../../platform/json.js';
 import type { HypixelClient } from '../../upstream/hypixel.js';
 import type { PlayersService } from '../players/players.service.js';
@@ -19,6 +20,8 @@ export class ProfilesSnapshot {
     /** The ProfilesResult body `{"success":true,"profiles":[...]}`, as kept in the cache. */
     readonly body: Buffer,
     readonly freshness: Freshness,
+    /** The body compressed in an encoding, kept beside it once made. */
+    readonly encoded: (encoding: ContentEncoding) => Promise<Buffer>,
   ) {}
 
   /** The profiles array exactly as Hypixel sent it (JSON text bytes): a view into `body`. */
@@ -57,7 +60,10 @@ export function createProfilesService(deps: ProfilesServiceDeps): ProfilesServic
       if ('unknown' in resolved) return { kind: 'unknown_name', freshness: resolved.unknown };
       const { uuid } = resolved;
       const served = await deps.profiles.get(uuid, () => fetchProfiles(uuid, owner));
-      return { kind: 'found', profiles: new ProfilesSnapshot(uuid, served.bytes, served.freshness) };
+      return {
+        kind: 'found',
+        profiles: new ProfilesSnapshot(uuid, served.bytes, served.freshness, served.encoded),
+      };
     },
   };
 }

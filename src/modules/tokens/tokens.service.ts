@@ -71,6 +71,8 @@ export function createTokensService({
   now = Date.now,
 }: TokensServiceDeps): TokensService {
   const repository = createTokensRepository(db);
+  /** The principal each kept record was last found to be, with the claims it was checked against. */
+  const principals = new WeakMap<TokenRecord, { claims: TokenClaims; principal: Principal }>();
   const records = createKeptRecords({
     feed: revocations,
     ...settings.recordsKept,
@@ -180,8 +182,15 @@ export function createTokensService({
     async authenticate(token): Promise<Principal> {
       const claims = await codec.verify(token, { now: now() });
       // A kept record (revocations reach it); refresh and revoke read the database itself.
-      const record = await usableRecord(claims, records.find);
-      return { owner: record.owner, grants: new Set(record.grants), jti: record.jti };
+      const record = await records.find(claims.jti);
+      // The same claims (the codec remembers a verified token's) checked against the same kept record
+      // before: the same principal, without comparing them again.
+      const known = record && principals.get(record);
+      if (known?.claims === claims && record?.revokedAt === null) return known.principal;
+      const usable = await usableRecord(claims, async () => record);
+      const principal = { owner: usable.owner, grants: new Set(usable.grants), jti: usable.jti };
+      principals.set(usable, { claims, principal });
+      return principal;
     },
   };
 }

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type ContentEncoding, compress } from '../compression.js';
 import type { Cache, CacheEntry } from './cache.js';
 import type { CacheMetrics } from './cache-metrics.js';
 import type { FetchLocks } from './fetch-locks.js';
@@ -18,6 +19,11 @@ export interface Served {
   /** The value's bytes (empty: known not to exist). A hit hands out the cached bytes themselves. */
   readonly bytes: Buffer;
   readonly freshness: Freshness;
+  /**
+   * The bytes compressed in `encoding`: compressed once per entry and encoding (in zlib's thread pool, by
+   * the first request that asks; concurrent askers share it), then kept in process beside the entry.
+   */
+  encoded(encoding: ContentEncoding): Promise<Buffer>;
 }
 
 export interface ResourceRules {
@@ -52,6 +58,8 @@ export interface CachedResourceDeps {
    * kept here for the rest of their freshness, so a hit does not cross the network. Never a stale copy.
    */
   readonly near?: Cache;
+  /** Where compressed copies of entries are kept: the in-process cache, whose bound counts them too. */
+  readonly variants: Cache;
   readonly flights: SingleFlight;
   /** Present when the cache is shared by several instances: a fetch then runs under a lock in it. */
   readonly locks?: FetchLocks;
@@ -79,11 +87,27 @@ export interface CachedResource {
 const POLL_MS = 15;
 
 export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRules): CachedResource {
-  const { cache, near, flights, locks, failures, metrics } = deps;
+  const { cache, near, variants, flights, locks, failures, metrics } = deps;
   const now = deps.now ?? Date.now;
-  const served = (entry: CacheEntry, status: CacheStatus): Served => ({
+
+  /** The entry's bytes in `encoding`: a copy kept from an earlier answer, or compressed now (once). */
+  async function encodedOf(key: string, entry: CacheEntry, encoding: ContentEncoding): Promise<Buffer> {
+    const variantKey = `${key}\u0000${encoding}`;
+    const kept = await variants.get(variantKey);
+    if (kept?.storedAt === entry.storedAt) return kept.bytes;
+    const { value } = await flights.run(`${variantKey}\u0000${entry.storedAt}`, async () => {
+      const bytes = await compress(entry.bytes, encoding);
+      const keepForMs = entry.storedAt + rules.freshMs(entry) + rules.staleIfErrorMs - now();
+      if (keepForMs > 0) await variants.set(variantKey, { bytes, storedAt: entry.storedAt }, keepForMs);
+      return bytes;
+    });
+    return value;
+  }
+
+  const served = (key: string, entry: CacheEntry, status: CacheStatus): Served => ({
     bytes: entry.bytes,
     freshness: { status, storedAt: entry.storedAt, freshMs: rules.freshMs(entry) },
+    encoded: (encoding) => encodedOf(key, entry, encoding),
   });
   const isFresh = (entry: CacheEntry) => now() - entry.storedAt < rules.freshMs(entry);
   const usable = (entry: CacheEntry | undefined) =>
@@ -152,13 +176,13 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
       const kept = await near?.get(fullKey);
       if (kept && isFresh(kept)) {
         metrics.looked(rules.name, 'hit');
-        return served(kept, 'HIT');
+        return served(fullKey, kept, 'HIT');
       }
       const cached = await cache.get(fullKey);
       if (cached && isFresh(cached)) {
         keepNear(fullKey, cached);
         metrics.looked(rules.name, 'hit');
-        return served(cached, 'HIT');
+        return served(fullKey, cached, 'HIT');
       }
       try {
         const { value, joined } = await flights.run(
@@ -168,13 +192,13 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
         );
         if (joined) metrics.joined(rules.name);
         metrics.looked(rules.name, 'miss');
-        return served(value, 'MISS');
+        return served(fullKey, value, 'MISS');
       } catch (error) {
         if (!failures.canServeStale(error)) throw error;
         const fallback = usable(cached) ?? usable(await lastKnown?.());
         if (!fallback) throw error;
         metrics.looked(rules.name, 'stale');
-        return served(fallback, 'STALE');
+        return served(fullKey, fallback, 'STALE');
       }
     },
   };

@@ -47,13 +47,15 @@ export function createCaching(
   },
 ): Caching {
   const { redis, keyPrefix, log } = deps;
-  const cache: Cache = redis
-    ? createRedisCache(redis, `${keyPrefix}cache:${ENTRY_FORMAT}:`, log)
-    : createMemoryCache(settings.memoryMaxBytes);
+  // The in-process cache, bounded in bytes: the cache itself without Redis; with Redis, the tier in front
+  // of it. Either way it also keeps the entries' compressed copies, which its bound counts.
+  const memory = createMemoryCache(settings.memoryMaxBytes);
+  const cache: Cache = redis ? createRedisCache(redis, `${keyPrefix}cache:${ENTRY_FORMAT}:`, log) : memory;
   const shared = {
     cache,
     // With Redis, fresh entries also stay in process for the rest of their freshness.
-    ...(redis ? { near: createMemoryCache(settings.memoryMaxBytes) } : {}),
+    ...(redis ? { near: memory } : {}),
+    variants: memory,
     flights: createSingleFlight(),
     ...(redis ? { locks: createRedisLocks(redis, `${keyPrefix}cache:`, log) } : {}),
     lockMs: settings.singleFlightLockMs,

@@ -119,6 +119,21 @@ export const CACHED_VALUE_HEADERS: HeaderDocs = {
   },
 };
 
+/** The headers of an answer that may be compressed. */
+export const COMPRESSED_HEADERS: HeaderDocs = {
+  Vary: {
+    description: 'Accept-Encoding: the answer is compressed when the request accepts it.',
+    schema: { type: 'string', pattern: '^[Aa]ccept-[Ee]ncoding$' },
+    required: true,
+  },
+  'Content-Encoding': {
+    description:
+      '`br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent ' +
+      'otherwise.',
+    schema: { type: 'string', enum: ['br', 'gzip'] },
+  },
+};
+
 /**
  * The headers @fastify/rate-limit adds to every answer of a rate-limited route (platform/rate-limit.ts),
  * unless its store (Redis) fails, when the request passes without them.

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import { Registry } from 'prom-client';
 import type { Cache } from '../../../src/platform/cache/cache.js';
@@ -54,6 +56,7 @@ function setup(shared?: { cache: Cache; locks: FetchLocks; clock: { now: number 
   const resource: CachedResource = createCachedResource(
     {
       cache,
+      variants: createMemoryCache(1024 * 1024),
       flights: createSingleFlight(),
       ...(shared ? { locks: shared.locks } : {}),
       lockMs: LOCK_MS,
@@ -315,6 +318,58 @@ describe('cached resource', () => {
     });
   });
 
+  it('compresses an entry once per encoding, for every caller at once, and never serves an older copy', async () => {
+    const { resource, clock } = setup();
+    const text = JSON.stringify({ player: 'x'.repeat(5000), n: 1 });
+    const first = await resource.get('k', async () => bytes(text));
+    const [br, again, gzip] = await Promise.all([
+      first.encoded('br'),
+      first.encoded('br'),
+      first.encoded('gzip'),
+    ]);
+    assert.equal(brotliDecompressSync(br).toString(), text);
+    assert.equal(gunzipSync(gzip).toString(), text);
+    assert.equal(again, br, 'concurrent askers share one compression');
+    assert.ok(br.length < text.length / 10);
+    const hit = await resource.get('k', async () => assert.fail('fresh'));
+    assert.equal(await hit.encoded('br'), br, 'kept beside the entry');
+    clock.now += FRESH_MS;
+    const renewed = await resource.get('k', async () => bytes(text.replace('"n":1', '"n":2')));
+    assert.equal(renewed.freshness.status, 'MISS');
+    assert.match(brotliDecompressSync(await renewed.encoded('br')).toString(), /"n":2/);
+  });
+
+  it('counts compressed copies against the in-process bound: keeping one can push out an entry', async () => {
+    // One bound for entries and their copies; random bytes do not compress, so a copy is as big as its entry.
+    const memory = createMemoryCache(5000);
+    const clock = { now: 1_000_000 };
+    const resource = createCachedResource(
+      {
+        cache: memory,
+        variants: memory,
+        flights: createSingleFlight(),
+        lockMs: LOCK_MS,
+        failures,
+        metrics: countingMetrics().metrics,
+        now: () => clock.now,
+      },
+      { name: 'thing', freshMs: () => FRESH_MS, staleIfErrorMs: STALE_IF_ERROR_MS },
+    );
+    const random = () => randomBytes(2000);
+    let fetches = 0;
+    const fetch = async () => {
+      fetches++;
+      return random();
+    };
+    const a = await resource.get('a', fetch);
+    await resource.get('b', fetch);
+    assert.equal((await resource.get('a', fetch)).freshness.status, 'HIT', 'two entries fit');
+    await a.encoded('gzip');
+    // The copy of a (2 KB and more) pushed b, the least recently used, out: b is fetched again.
+    assert.equal((await resource.get('b', fetch)).freshness.status, 'MISS');
+    assert.equal(fetches, 3);
+  });
+
   describe('with an in-process tier in front of a shared cache', () => {
     /** An instance whose shared cache counts its reads, with a near tier; `shared` as another sees it. */
     function nearSetup() {
@@ -333,6 +388,7 @@ describe('cached resource', () => {
         {
           cache: counted,
           near: createMemoryCache(1024 * 1024),
+          variants: createMemoryCache(1024 * 1024),
           flights: createSingleFlight(),
           lockMs: LOCK_MS,
           failures,

@@ -1,0 +1,61 @@
+import { promisify } from 'node:util';
+import { brotliCompress, constants, gzip } from 'node:zlib';
+import { negotiate } from '@fastify/accept-negotiator';
+
+/** The encodings the service compresses answers in, the preferred first. */
+export const CONTENT_ENCODINGS = ['br', 'gzip'] as const;
+export type ContentEncoding = (typeof CONTENT_ENCODINGS)[number];
+
+/**
+ * Brotli quality 5: about as small as gzip's best at a fraction of Brotli's top quality's time (a 917 KB
+ * player: 13.4% of its bytes in about 20 ms, against 10.5% in 1.2 s at quality 11).
+ */
+const BROTLI_QUALITY = 5;
+const GZIP_LEVEL = 6;
+
+const brotli = promisify(brotliCompress);
+const gzipped = promisify(gzip);
+
+/** The bytes compressed in `encoding`, in zlib's thread pool (off the event loop). */
+export function compress(bytes: Buffer, encoding: ContentEncoding): Promise<Buffer> {
+  return encoding === 'br'
+    ? brotli(bytes, {
+        params: {
+          [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+          [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
+        },
+      })
+    : gzipped(bytes, { level: GZIP_LEVEL });
+}
+
+/** The encoding to answer in, by the request's `Accept-Encoding` (its q-values honoured); none: identity. */
+export function preferredEncoding(
+  acceptEncoding: string | string[] | undefined,
+): ContentEncoding | undefined {
+  if (typeof acceptEncoding !== 'string' || acceptEncoding === '') return undefined;
+  const chosen = negotiate(acceptEncoding, [...CONTENT_ENCODINGS]);
+  return chosen === 'br' || chosen === 'gzip' ? chosen : undefined;
+}
+
+/** Bodies smaller than this go out as they are: compressing them saves too little to pay for itself. */
+export const COMPRESSION_THRESHOLD_BYTES = 1024;
+
+/**
+ * The options of @fastify/compress for every JSON answer that is not a cached value (those come
+ * precompressed): the same encodings, levels and threshold, and no decompression of request bodies (a
+ * small compressed body could unpack past the body limit).
+ */
+export const responseCompressionOptions = {
+  global: true,
+  globalDecompression: false,
+  encodings: [...CONTENT_ENCODINGS],
+  threshold: COMPRESSION_THRESHOLD_BYTES,
+  brotliOptions: {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+      [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+    },
+  },
+  zlibOptions: { level: GZIP_LEVEL },
+};

@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import { after, before, it, type TestContext } from 'node:test';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { describeEachBackend } from '../../helpers/backends.js';
+import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
+import { buildPlayerTestApp } from '../../helpers/player-app.js';
+import { bearer } from '../../helpers/tokens.js';
+
+const LARGE = FIXTURE_PLAYERS.builder.uuid;
+/** The bytes of Hypixel's reply for the large player, as captured. */
+const UPSTREAM_REPLY_BYTES = statSync(
+  new URL('../../fixtures/hypixel/player-large.json', import.meta.url),
+).size;
+const TYPICAL = FIXTURE_PLAYERS.minikloon.uuid;
+
+const decode = (encoding: string | undefined, bytes: Buffer): Buffer =>
+  encoding === 'br' ? brotliDecompressSync(bytes) : encoding === 'gzip' ? gunzipSync(bytes) : bytes;
+
+describeEachBackend(
+  'compressed answers',
+  (backend) => {
+    let fake: FakeUpstream;
+    before(async () => {
+      fake = await startFakeUpstream();
+    });
+    after(() => fake.close());
+
+    async function setup(t: TestContext) {
+      const test = await buildPlayerTestApp(t, fake, { backend });
+      const fetch = (url: string, acceptEncoding?: string) =>
+        test.app.inject({
+          method: 'GET',
+          url,
+          headers: {
+            ...bearer(test.token),
+            ...(acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}),
+          },
+        });
+      return { ...test, fetch };
+    }
+
+    it('serves a cached player in the encoding the request prefers, the same bytes once decoded', async (t) => {
+      const { fetch } = await setup(t);
+      const identity = await fetch(`/player/${LARGE}`);
+      assert.equal(identity.statusCode, 200);
+      assert.equal(identity.headers['content-encoding'], undefined);
+      assert.equal(identity.headers.vary, 'accept-encoding');
+      const cases: [string, string | undefined][] = [
+        ['br', 'br'],
+        ['gzip', 'gzip'],
+        ['gzip, deflate, br', 'br'],
+        ['br;q=0.5, gzip', 'gzip'],
+        ['br;q=0, gzip;q=0', undefined],
+        ['identity', undefined],
+        ['deflate', undefined],
+        ['*', 'br'],
+      ];
+      for (const [accepted, expected] of cases) {
+        const reply = await fetch(`/player/${LARGE}`, accepted);
+        assert.equal(reply.statusCode, 200, accepted);
+        assert.equal(reply.headers['x-cache'], 'HIT', accepted);
+        assert.equal(reply.headers['content-encoding'], expected, accepted);
+        assert.equal(reply.headers.vary, 'accept-encoding', accepted);
+        assert.equal(Number(reply.headers['content-length']), reply.rawPayload.length, `${accepted}: length`);
+        assert.ok(decode(expected, reply.rawPayload).equals(identity.rawPayload), `${accepted}: same bytes`);
+        // The service keeps Hypixel's player without its whitespace (half the 917 KB reply), which leaves
+        // less to squeeze: a quarter of that, about an eighth of what Hypixel sent.
+        if (expected) {
+          assert.ok(
+            reply.rawPayload.length <= identity.rawPayload.length * 0.25,
+            `${accepted}: ${reply.rawPayload.length} of ${identity.rawPayload.length} bytes`,
+          );
+          assert.ok(
+            reply.rawPayload.length <= UPSTREAM_REPLY_BYTES * 0.15,
+            `${accepted}: vs the upstream's reply`,
+          );
+        }
+      }
+      assert.equal(fake.callsTo('/v2/player').length, 1, 'compressed answers are cache hits too');
+    });
+
+    it('compresses on the first request that asks, and keeps the copy: the same bytes every time', async (t) => {
+      const { fetch } = await setup(t);
+      const replies = await Promise.all(Array.from({ length: 5 }, () => fetch(`/player/${TYPICAL}`, 'br')));
+      for (const reply of replies) {
+        assert.equal(reply.statusCode, 200);
+        assert.equal(reply.headers['content-encoding'], 'br');
+      }
+      const first = replies[0]?.rawPayload;
+      assert.ok(first && replies.every((reply) => reply.rawPayload.equals(first)));
+      assert.ok((await fetch(`/player/${TYPICAL}`, 'br')).rawPayload.equals(first));
+    });
+
+    it('compresses other large JSON answers on the fly, and leaves small ones as they are', async (t) => {
+      const { app } = await setup(t);
+      const document = await app.inject({
+        method: 'GET',
+        url: '/openapi.json',
+        headers: { 'accept-encoding': 'gzip' },
+      });
+      assert.equal(document.statusCode, 200);
+      assert.equal(document.headers['content-encoding'], 'gzip');
+      assert.equal(JSON.parse(gunzipSync(document.rawPayload).toString()).info.version, '4.0.0');
+      const health = await app.inject({
+        method: 'GET',
+        url: '/health',
+        headers: { 'accept-encoding': 'gzip' },
+      });
+      assert.equal(health.headers['content-encoding'], undefined, 'under 1 KiB: not worth it');
+      const notFound = await app.inject({
+        method: 'GET',
+        url: '/nowhere',
+        headers: { 'accept-encoding': 'br' },
+      });
+      assert.equal(notFound.statusCode, 404);
+      assert.equal(notFound.json().success, false);
+    });
+  },
+  { caches: true },
+);

@@ -5,11 +5,12 @@
 // The load comes from wrk when it is installed (`apt-get install -y wrk`): autocannon, in JavaScript,
 // saturates near 10k req/s on two cores and so flatters every ratio; it is used only without wrk.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { buildSync } from 'esbuild';
 import { FAKE_API_KEY, type FakeUpstream, startFakeUpstream } from '../test/helpers/fake-upstream.js';
 import { type Scenario, scenarios } from './scenarios.js';
 import { hasWrk, type Measured, wrkLoad } from './wrk.js';
@@ -26,8 +27,31 @@ interface Started {
   readonly token?: string;
 }
 
-function start(script: string, env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+/**
+ * The servers under load run as plain JavaScript, as production runs the build: transpiled once by esbuild
+ * (as the tests are), not through tsx, whose loader keeps function names with a call per closure made.
+ */
+const BUILD = '.bench-build';
+function buildServers(): void {
+  const sources = (dir: string): string[] =>
+    readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      .filter((name) => name.endsWith('.ts'))
+      .map((name) => join(dir, name));
+  rmSync(BUILD, { recursive: true, force: true });
+  buildSync({
+    entryPoints: [...sources('src'), ...sources('bench/servers')],
+    outdir: BUILD,
+    outbase: '.',
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+  });
+}
+
+function start(server: 'service' | 'baseline', env: Record<string, string>): Promise<Started> {
+  const script = join(BUILD, 'bench', 'servers', `${server}.js`);
+  const child = spawn(process.execPath, [script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -178,7 +202,7 @@ async function runScenario(scenario: Scenario, upstream: FakeUpstream): Promise<
   const upstreamEnv: Record<string, string> = scenario.upstream
     ? { HYPIXEL_API_URL: upstream.url, MOJANG_API_URL: upstream.url, HYPIXEL_API_KEY: FAKE_API_KEY }
     : {};
-  const service = await start('bench/servers/service.ts', { ...upstreamEnv, ...scenario.env });
+  const service = await start('service', { ...upstreamEnv, ...scenario.env });
   const headers: Record<string, string> = {
     ...(scenario.authenticated && service.token ? { authorization: `Bearer ${service.token}` } : {}),
     ...scenario.headers,
@@ -211,7 +235,7 @@ async function runScenario(scenario: Scenario, upstream: FakeUpstream): Promise<
     }
     const file = join(mkdtempSync(join(tmpdir(), 'pds-bench-')), 'response.json');
     writeFileSync(file, JSON.stringify({ headers: sent, body: sample.body.toString('base64') }));
-    const baseline = await start('bench/servers/baseline.ts', { BASELINE_RESPONSE: file });
+    const baseline = await start('baseline', { BASELINE_RESPONSE: file });
     started.push(baseline);
     const measured = await measureInTurns(
       () => load(`${service.url}${scenario.path}`, headers, undefined, service),
@@ -241,6 +265,7 @@ console.log(
         'the baselines are under-measured and every ratio below is compressed towards 1. ' +
         'Install wrk (apt-get install -y wrk) for honest figures. ***'),
 );
+buildServers();
 const upstream = await startFakeUpstream();
 const outcomes: Outcome[] = [];
 for (const scenario of scenarios.filter((candidate) => !only || candidate.name.includes(only))) {
@@ -271,14 +296,19 @@ for (const scenario of scenarios.filter((candidate) => !only || candidate.name.i
 await upstream.close();
 
 console.log(
-  '\n| scenario | service req/s | baseline req/s | ratio | p50 ms | p99 ms | p99 ratio | peak RSS MiB |',
+  '\n| scenario | service req/s | baseline req/s | ratio | p50 ms | p99 ms | p99 ratio | CPU us/req (baseline) | peak RSS MiB |',
 );
-console.log('|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|');
+const cpuCell = (service: Outcome['service'], baseline: Outcome['baseline']) =>
+  service.cpuUsPerRequest === undefined
+    ? '-'
+    : `${fixed(service.cpuUsPerRequest, 0)} (${fixed(baseline.cpuUsPerRequest ?? 0, 0)})`;
 for (const { scenario, service, baseline, serviceRssMiB } of outcomes) {
   console.log(
     `| ${scenario} | ${fixed(service.requestsPerSecond, 0)} | ${fixed(baseline.requestsPerSecond, 0)} | ` +
       `${fixed(service.requestsPerSecond / baseline.requestsPerSecond)} | ${service.p50Ms} | ${service.p99Ms} | ` +
-      `${fixed(service.p99Ms / Math.max(baseline.p99Ms, 1))}x | ${serviceRssMiB === undefined ? '-' : fixed(serviceRssMiB, 0)} |`,
+      `${fixed(service.p99Ms / Math.max(baseline.p99Ms, 1))}x | ${cpuCell(service, baseline)} | ` +
+      `${serviceRssMiB === undefined ? '-' : fixed(serviceRssMiB, 0)} |`,
   );
 }
 mkdirSync('bench/results', { recursive: true });

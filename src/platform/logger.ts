@@ -120,6 +120,23 @@ function safeDecode(text: string): string {
   }
 }
 
+/**
+ * pino's `time` member, ISO 8601: formatted once per millisecond (a busy instance logs many lines in the
+ * same one, and formatting a date is a good part of a line's cost).
+ */
+function isoTime(): () => string {
+  let formattedAt = Number.NaN;
+  let member = '';
+  return () => {
+    const now = Date.now();
+    if (now !== formattedAt) {
+      formattedAt = now;
+      member = `,"time":"${new Date(now).toISOString()}"`;
+    }
+    return member;
+  };
+}
+
 /** Fastify's logger options: JSON lines, ISO times, secrets redacted from every logged object. */
 export function loggerOptions(
   level: LogLevel,
@@ -128,7 +145,7 @@ export function loggerOptions(
   return {
     level,
     ...(stream ? { stream } : {}),
-    timestamp: () => `,"time":"${new Date().toISOString()}"`,
+    timestamp: isoTime(),
     formatters: {
       level: (label) => ({ level: label }),
       log: (object) => redactSecrets(object),
@@ -139,7 +156,23 @@ export function loggerOptions(
   };
 }
 
-/** Fastify's per-request logging, as one line per request (not two), with the route pattern and status. */
+/** The pieces of a pino logger its own lines are made of; read from it, so a line made here is the same. */
+interface PinoParts {
+  /** `,"pid":1,"hostname":"h","reqId":"..."`: the logger's bindings, as JSON members. */
+  readonly [pino.symbols.chindingsSym]: string;
+  /** `,"time":"..."`. */
+  [pino.symbols.timeSym](): string;
+  readonly [pino.symbols.streamSym]: { write(line: string): unknown };
+  isLevelEnabled(level: string): boolean;
+}
+
+/**
+ * Fastify's per-request logging, as one line per request (not two), with the route pattern and status.
+ * The line of a request that went well is written here, from the request logger's own parts (its bindings,
+ * time and stream): the same line pino would write, without pino's generic walk over it, which cost about
+ * a twentieth of a cache hit. Its fields carry no secret (the URL's are redacted), so nothing is lost by
+ * not passing them through the redacting formatter.
+ */
 export class RequestLogController extends LogController {
   override incomingRequest(): void {}
 
@@ -155,7 +188,17 @@ export class RequestLogController extends LogController {
       status: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
     };
-    if (error) request.log.error({ ...line, err: error }, 'request errored');
-    else request.log.info(line, 'request completed');
+    if (error) {
+      request.log.error({ ...line, err: error }, 'request errored');
+      return;
+    }
+    const parts = request.log as unknown as PinoParts;
+    if (!parts.isLevelEnabled('info')) return;
+    parts[pino.symbols.streamSym].write(
+      `{"level":"info"${parts[pino.symbols.timeSym]()}${parts[pino.symbols.chindingsSym]},` +
+        `"method":${JSON.stringify(line.method)},"route":${JSON.stringify(line.route)},` +
+        `"url":${JSON.stringify(line.url)},"status":${line.status},"durationMs":${line.durationMs},` +
+        `"msg":"request completed"}\n`,
+    );
   }
 }

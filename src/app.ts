@@ -2,8 +2,8 @@ import compress from '@fastify/compress';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   type FastifyInstance,
+  type onRequestAsyncHookHandler,
   type preHandlerAsyncHookHandler,
-  type preValidationAsyncHookHandler,
 } from 'fastify';
 import type { Config } from './config.js';
 import { createInfrastructure, type Infrastructure } from './infrastructure.js';
@@ -27,8 +27,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The app's database; opened by buildApp and closed with the app. */
     db: Database;
-    /** A route guard (`preValidation`): a valid bearer token, carrying `grant` when one is named (401 / 403 otherwise). */
-    requireGrant(grant?: Grant, options?: GuardOptions): preValidationAsyncHookHandler;
+    /** A route guard (`onRequest`): a valid bearer token, carrying `grant` when one is named (401 / 403 otherwise). */
+    requireGrant(grant?: Grant, options?: GuardOptions): onRequestAsyncHookHandler;
     /**
      * A route guard for someone's resource: a valid bearer token whose owner is the snowflake path
      * parameter `ownerParam`, or which carries `grant` (401 / 403 otherwise).

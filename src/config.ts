@@ -151,6 +151,7 @@ function toConfig(env: Env): Config {
       retentionDays: env.PING_RETENTION_DAYS,
       retentionJobEveryMs: env.RETENTION_JOB_INTERVAL_SECONDS * 1000,
       historyPerDay: env.PING_HISTORY_PER_DAY,
+      maxQueuedSamples: env.PING_MAX_QUEUED_SAMPLES,
       bodyLimitBytes: env.PING_BODY_LIMIT_BYTES,
       groupCommit,
     },

@@ -20,8 +20,12 @@ export interface TextOptions {
 const ALWAYS_REFUSED = '\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069\\ud800-\\udfff';
 const CONTROLS = `\\u0000-\\u001f${ALWAYS_REFUSED}`;
 const CONTROLS_BUT_LINE_BREAKS = `\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f${ALWAYS_REFUSED}`;
-/** White space, and the invisible characters that only look like nothing (zero-width space, joiners, BOM). */
-const BLANK = '[\\s\\u200b-\\u200d\\u2060\\ufeff]';
+/**
+ * White space, and the characters that show nothing: Unicode's default-ignorable ones (zero-width space
+ * and joiners, soft hyphen, Hangul fillers, bidi marks, variation selectors, BOM...) and the blank braille
+ * pattern.
+ */
+const BLANK = '[\\s\\p{Default_Ignorable_Code_Point}\\u2800]';
 
 export function Text({
   minLength = 0,

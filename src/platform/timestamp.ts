@@ -6,13 +6,13 @@ const REASON = 'must be an RFC 3339 time such as 2026-11-22T03:05:17.123Z';
 
 /** RFC 3339's date-time: a calendar date, a time (leap second allowed), a fraction and an offset. */
 const RFC_3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
 /**
  * The epoch milliseconds of an RFC 3339 time, or undefined when the text is not one (a 30 February, an
- * hour 24). A leap second (`23:59:60`) is the instant after `23:59:59.999`: the next minute's start, as
- * systems that do not count leap seconds (JavaScript among them) read it. Fractions finer than a
- * millisecond are cut off.
+ * hour 24). A leap second (`23:59:60`, with any fraction) is the last millisecond of the minute it
+ * lengthens, `23:59:59.999`: JavaScript counts no leap seconds, and this keeps the instant on the day and in
+ * the minute its writer meant. Fractions finer than a millisecond are cut off.
  */
 export function parseTimestamp(text: unknown): number | undefined {
   if (typeof text !== 'string') return undefined;
@@ -35,9 +35,10 @@ export function parseTimestamp(text: unknown): number | undefined {
   // Date.UTC rolls 30 February over into March: a date that does not exist does not come back as itself.
   if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day)
     return undefined;
-  const millis = Number((parts[7] ?? '').padEnd(3, '0').slice(0, 3));
+  const leap = second === 60;
+  const millis = leap ? 999 : Number((parts[7] ?? '').padEnd(3, '0').slice(0, 3));
   const offsetMs = (parts[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
-  return midnight + ((hour * 60 + minute) * 60 + second) * 1000 + millis - offsetMs;
+  return midnight + ((hour * 60 + minute) * 60 + (leap ? 59 : second)) * 1000 + millis - offsetMs;
 }
 
 /**

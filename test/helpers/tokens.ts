@@ -41,7 +41,7 @@ export function addWhoamiRoute(app: FastifyInstance, grant?: Grant): void {
   app.get(
     '/test/whoami',
     {
-      preValidation: app.requireGrant(grant),
+      onRequest: app.requireGrant(grant),
       schema: {
         response: { 200: Type.Object({ owner: SnowflakeOut(), grants: Type.Array(Type.String()) }) },
       },

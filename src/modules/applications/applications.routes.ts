@@ -76,7 +76,7 @@ export const applicationsRoutes =
       BASE,
       {
         // SPEC.md: a token whose owner ID cannot be read makes this a 400.
-        preValidation: app.requireGrant(undefined, { noOwnerStatus: 400 }),
+        onRequest: app.requireGrant(undefined, { noOwnerStatus: 400 }),
         schema: {
           tags: TAGS,
           operationId: 'createApplication',
@@ -106,7 +106,7 @@ export const applicationsRoutes =
     app.get(
       BASE,
       {
-        preValidation: app.requireGrant(),
+        onRequest: app.requireGrant(),
         schema: {
           tags: TAGS,
           operationId: 'listApplications',
@@ -132,7 +132,7 @@ export const applicationsRoutes =
     app.get(
       `${BASE}/:id`,
       {
-        preValidation: app.requireGrant(),
+        onRequest: app.requireGrant(),
         schema: {
           tags: TAGS,
           operationId: 'getApplication',
@@ -160,10 +160,8 @@ export const applicationsRoutes =
       app.post(
         `${BASE}/:id/${action}`,
         {
-          preValidation: [
-            app.requireGrant(action === 'withdraw' ? undefined : 'applications:review'),
-            bodyOptional,
-          ],
+          onRequest: app.requireGrant(action === 'withdraw' ? undefined : 'applications:review'),
+          preValidation: bodyOptional,
           ...(issuesCredential
             ? { config: { rateLimit: { max: rateLimitPerMinute, timeWindow: 60_000 } } }
             : {}),

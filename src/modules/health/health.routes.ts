@@ -48,7 +48,7 @@ export const healthRoutes =
     app.get(
       '/metrics',
       {
-        ...(metricsToken ? { preValidation: requireStaticBearer(metricsToken) } : {}),
+        ...(metricsToken ? { onRequest: requireStaticBearer(metricsToken) } : {}),
         schema: {
           tags: ['Operations'],
           operationId: 'getMetrics',

@@ -19,7 +19,7 @@ export const interactionsRoutes =
     app.post(
       PATH,
       {
-        preValidation: app.requireGrant('messenger:log'),
+        onRequest: app.requireGrant('messenger:log'),
         schema: {
           tags: ['Messenger'],
           operationId: 'logInteraction',
@@ -57,7 +57,7 @@ export const interactionsRoutes =
     app.get(
       PATH,
       {
-        preValidation: app.requireGrant('messenger:read'),
+        onRequest: app.requireGrant('messenger:read'),
         schema: {
           tags: ['Messenger'],
           operationId: 'listInteractionLogs',

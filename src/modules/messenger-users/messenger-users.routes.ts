@@ -26,7 +26,7 @@ export const messengerUsersRoutes =
     app.get(
       PROFILE,
       {
-        preValidation: app.requireGrant('messenger:read'),
+        onRequest: app.requireGrant('messenger:read'),
         schema: {
           tags: TAGS,
           operationId: 'getMessengerUserProfile',
@@ -43,7 +43,7 @@ export const messengerUsersRoutes =
     app.put(
       PROFILE,
       {
-        preValidation: app.requireGrant('messenger:write'),
+        onRequest: app.requireGrant('messenger:write'),
         schema: {
           tags: TAGS,
           operationId: 'setMessengerUserLocale',
@@ -62,7 +62,7 @@ export const messengerUsersRoutes =
     app.post(
       ACCOUNTS,
       {
-        preValidation: app.requireGrant('messenger:write'),
+        onRequest: app.requireGrant('messenger:write'),
         schema: {
           tags: TAGS,
           operationId: 'linkMinecraftAccount',
@@ -94,7 +94,7 @@ export const messengerUsersRoutes =
     app.delete(
       `${ACCOUNTS}/:uuid`,
       {
-        preValidation: app.requireGrant('messenger:write'),
+        onRequest: app.requireGrant('messenger:write'),
         schema: {
           tags: TAGS,
           operationId: 'unlinkMinecraftAccount',
@@ -113,7 +113,7 @@ export const messengerUsersRoutes =
     app.put(
       `${ACCOUNTS}/:uuid/primary`,
       {
-        preValidation: app.requireGrant('messenger:write'),
+        onRequest: app.requireGrant('messenger:write'),
         schema: {
           tags: TAGS,
           operationId: 'setPrimaryMinecraftAccount',

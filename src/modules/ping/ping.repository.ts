@@ -36,6 +36,16 @@ export interface DayRange {
 
 /** Samples per insert statement: 4 parameters each, well under both databases' limits. */
 const INSERT_CHUNK = 1000;
+/**
+ * Days per statement: a day's placeholder row takes 10 parameters, and SQLite takes at most 32,766 in one
+ * statement (a group of batches may touch thousands of one player's days).
+ */
+const DAY_CHUNK = 1000;
+
+const chunksOf = <T>(items: readonly T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, index) =>
+    items.slice(index * size, (index + 1) * size),
+  );
 
 /**
  * All SQL about ping samples and their per-day aggregates, run on `executor`: the database, or a
@@ -45,14 +55,10 @@ export function createPingRepository(executor: Executor) {
   const db = tablesOf<PingTables>(executor);
   return {
     async insertSamples(player: string, samples: readonly Sample[]): Promise<void> {
-      for (let start = 0; start < samples.length; start += INSERT_CHUNK) {
+      for (const chunk of chunksOf(samples, INSERT_CHUNK)) {
         await db
           .insertInto('ping_samples')
-          .values(
-            samples
-              .slice(start, start + INSERT_CHUNK)
-              .map(({ at, ping, lobby }) => ({ player, at, ping, lobby })),
-          )
+          .values(chunk.map(({ at, ping, lobby }) => ({ player, at, ping, lobby })))
           .execute();
       }
     },
@@ -63,23 +69,27 @@ export function createPingRepository(executor: Executor) {
      * A day with no samples yet comes back absent.
      */
     async lockDays(player: string, days: readonly string[]): Promise<Map<string, DayAggregate>> {
-      const sorted = [...days].sort();
-      // Every day gets its row first, so that the lock has a row to hold even for a new day: a writer that
-      // finds the row being created waits for that transaction, then sees the row.
-      await db
-        .insertInto('ping_days')
-        .values(sorted.map((day) => emptyDay(player, day)))
-        .onConflict((conflict) => conflict.columns(['player', 'day']).doNothing())
-        .execute();
-      const rows = await db
-        .selectFrom('ping_days')
-        .selectAll()
-        .where('player', '=', player)
-        .where('day', 'in', sorted)
-        .orderBy('day')
-        .$if(dialectOf(executor) === 'postgres', (query) => query.forUpdate())
-        .execute();
-      return new Map(rows.filter((row) => Number(row.samples) > 0).map((row) => [row.day, toAggregate(row)]));
+      const aggregates = new Map<string, DayAggregate>();
+      // In day order, chunk after chunk, so that every writer locks one player's days in the same order.
+      for (const chunk of chunksOf([...days].sort(), DAY_CHUNK)) {
+        // Every day gets its row first, so that the lock has a row to hold even for a new day: a writer
+        // that finds the row being created waits for that transaction, then sees the row.
+        await db
+          .insertInto('ping_days')
+          .values(chunk.map((day) => emptyDay(player, day)))
+          .onConflict((conflict) => conflict.columns(['player', 'day']).doNothing())
+          .execute();
+        const rows = await db
+          .selectFrom('ping_days')
+          .selectAll()
+          .where('player', '=', player)
+          .where('day', 'in', chunk)
+          .orderBy('day')
+          .$if(dialectOf(executor) === 'postgres', (query) => query.forUpdate())
+          .execute();
+        for (const row of rows) if (Number(row.samples) > 0) aggregates.set(row.day, toAggregate(row));
+      }
+      return aggregates;
     },
 
     async saveDay(player: string, day: DayAggregate): Promise<void> {

@@ -26,7 +26,7 @@ export const pingRoutes =
     app.post(
       PATH,
       {
-        preValidation: app.requireGrant('ping:write'),
+        onRequest: app.requireGrant('ping:write'),
         bodyLimit: bodyLimitBytes,
         schema: {
           tags: TAGS,
@@ -63,7 +63,7 @@ export const pingRoutes =
     app.get(
       PATH,
       {
-        preValidation: app.requireGrant('ping:read'),
+        onRequest: app.requireGrant('ping:read'),
         schema: {
           tags: TAGS,
           operationId: 'getPingHistory',

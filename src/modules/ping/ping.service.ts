@@ -56,6 +56,8 @@ export interface PingSettings {
   readonly retentionDays: number;
   /** The most values a day's history keeps (the latest ones); the statistics cover every sample. */
   readonly historyPerDay: number;
+  /** Samples waiting for a transaction beyond which ingestion is refused (503). */
+  readonly maxQueuedSamples: number;
   readonly groupCommit: GroupCommitSettings;
 }
 
@@ -74,10 +76,13 @@ type Batch = { readonly player: string; readonly samples: readonly Sample[] };
 
 export function createPingService({ db, players, settings, now = Date.now }: PingServiceDeps): PingService {
   const repository = createPingRepository(db);
+  // The queue's bound counts samples: one request may hold a thousand.
   const committer = createGroupCommitter<Batch, number>(
     db,
     (transaction, batches) => writeBatches(transaction, batches, settings.historyPerDay),
-    settings.groupCommit,
+    { ...settings.groupCommit, maxQueue: settings.maxQueuedSamples },
+    {},
+    (batch) => batch.samples.length,
   );
 
   async function uuidOf(player: string, owner: string): Promise<string> {
@@ -95,6 +100,13 @@ export function createPingService({ db, players, settings, now = Date.now }: Pin
     },
 
     async history(player, range, owner) {
+      if (range.from !== undefined && range.to !== undefined && range.from > range.to) {
+        throw AppError.of(ErrorKinds.INVALID_FIELD, {
+          cause: 'Invalid query string',
+          reason: 'from must not be after to',
+          developerReason: `query/from (${range.from}) must not be after query/to (${range.to})`,
+        });
+      }
       const days = await repository.listDays(await uuidOf(player, owner), range);
       return days.map(pingDay);
     },

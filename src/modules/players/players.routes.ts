@@ -15,7 +15,7 @@ export const playersRoutes =
       {
         // Found values go out precompressed (upstream-result.ts), not through @fastify/compress.
         compress: false,
-        preValidation: app.requireGrant('player:read'),
+        onRequest: app.requireGrant('player:read'),
         schema: {
           tags: ['Player'],
           operationId: 'getPlayer',

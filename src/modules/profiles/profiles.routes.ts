@@ -15,7 +15,7 @@ export const profilesRoutes =
       {
         // Found values go out precompressed (upstream-result.ts), not through @fastify/compress.
         compress: false,
-        preValidation: app.requireGrant('profiles:read'),
+        onRequest: app.requireGrant('profiles:read'),
         schema: {
           tags: ['Gamemode'],
           operationId: 'getGamemodeProfiles',

@@ -1,4 +1,4 @@
-import type { FastifyRequest, preHandlerAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError, ErrorKinds } from '../errors.js';
 import { bearerChallenge, invalidToken } from './auth-errors.js';
 import type { Grant } from './grants.js';
@@ -37,16 +37,17 @@ export interface GuardOptions {
 }
 
 /**
- * A route guard, for a route's `preValidation`: the request must carry `Authorization: Bearer <token>`
- * whose token is valid, and (when a grant is named) grants it. 401 otherwise, 403 for a valid token without
- * the grant. It runs before the route's schemas look at the request, so a caller who may not use the
- * route learns nothing of what it takes: an anonymous bad body is a 401, not a 400.
+ * A route guard, for a route's `onRequest`: the request must carry `Authorization: Bearer <token>` whose
+ * token is valid, and (when a grant is named) grants it. 401 otherwise, 403 for a valid token without the
+ * grant. It runs before the body is even read: a caller who may not use the route costs no parsing (a
+ * route may take a large body) and learns nothing of what it takes (an anonymous bad body, malformed JSON
+ * included, is a 401, not a 400).
  */
 export function requireGrant(
   authenticator: Authenticator,
   grant?: Grant,
   { noOwnerStatus = 401 }: GuardOptions = {},
-): preValidationAsyncHookHandler {
+): onRequestAsyncHookHandler {
   const verify =
     noOwnerStatus === 400
       ? (request: FastifyRequest) => authenticate(authenticator, request).catch(noOwnerAsBadRequest)

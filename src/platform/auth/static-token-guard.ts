@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { AppError, ErrorKinds } from '../errors.js';
 import { bearerChallenge, invalidToken } from './auth-errors.js';
 
@@ -10,7 +10,7 @@ const digest = (text: string): Buffer => createHash('sha256').update(text).diges
  * The comparison takes the same time whatever the guess (digests of equal length, compared in constant
  * time), so the secret cannot be found a byte at a time.
  */
-export function requireStaticBearer(secret: string): preValidationAsyncHookHandler {
+export function requireStaticBearer(secret: string): onRequestAsyncHookHandler {
   const expected = digest(secret);
   return async function guard(request: FastifyRequest) {
     const header = request.headers.authorization;

@@ -10,7 +10,10 @@ export interface GroupCommitSettings {
    * under way. 0: at once (batches still form from what arrives while a commit is under way).
    */
   readonly lingerMs: number;
-  /** The most items waiting for a transaction; beyond it `submit` refuses (503) instead of queueing. */
+  /**
+   * The most items waiting for a transaction (counted by `weightOf`: one each unless told); beyond it
+   * `submit` refuses (503) instead of queueing.
+   */
   readonly maxQueue: number;
 }
 
@@ -58,8 +61,12 @@ export function createGroupCommitter<Item, Result>(
   write: BatchWrite<Item, Result>,
   settings: GroupCommitSettings,
   observer: GroupCommitObserver = {},
+  /** How much of the queue's bound an item takes (an item holding many rows counts them). */
+  weightOf: (item: Item) => number = () => 1,
 ): GroupCommitter<Item, Result> {
   const queue: Pending<Item, Result>[] = [];
+  /** The weight of what waits in `queue`. */
+  let queuedWeight = 0;
   let committing = false;
   let timer: NodeJS.Timeout | undefined;
   let immediate: NodeJS.Immediate | undefined;
@@ -84,6 +91,7 @@ export function createGroupCommitter<Item, Result>(
     if (committing || queue.length === 0) return;
     committing = true;
     const batch = queue.splice(0, settings.maxBatch);
+    for (const pending of batch) queuedWeight -= weightOf(pending.item);
     const started = performance.now();
     try {
       const results = await inTransaction(db, async (transaction) => {
@@ -119,7 +127,9 @@ export function createGroupCommitter<Item, Result>(
           }),
         );
       }
-      if (queue.length >= settings.maxQueue) {
+      const weight = weightOf(item);
+      // An item heavier than the whole bound still goes through an empty queue.
+      if (queuedWeight > 0 && queuedWeight + weight > settings.maxQueue) {
         observer.refused?.();
         return Promise.reject(
           AppError.of(ErrorKinds.WRITE_QUEUE_FULL, {
@@ -128,6 +138,7 @@ export function createGroupCommitter<Item, Result>(
           }),
         );
       }
+      queuedWeight += weight;
       return new Promise<Result>((resolve, reject) => {
         queue.push({ item, resolve, reject });
         schedule();

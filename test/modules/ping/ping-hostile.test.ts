@@ -30,6 +30,9 @@ describeEachBackend('ping ingestion, hostile input and faults', (backend) => {
       ['a ping as text', [{ ...good, ping: '40' }], 'body/samples/0/ping'],
       ['an empty lobby', [good, good, { ...good, lobby: '' }], 'body/samples/2/lobby'],
       ['a blank lobby', [{ ...good, lobby: ' \u200b ' }], 'body/samples/0/lobby'],
+      ['a Hangul filler lobby', [{ ...good, lobby: '\u3164' }], 'body/samples/0/lobby'],
+      ['a blank braille lobby', [{ ...good, lobby: '\u2800\u2800' }], 'body/samples/0/lobby'],
+      ['a soft hyphen lobby', [{ ...good, lobby: '\u00ad\u034f\u061c' }], 'body/samples/0/lobby'],
       ['a lobby of 65', [{ ...good, lobby: 'l'.repeat(65) }], 'body/samples/0/lobby'],
       ['a control character', [{ ...good, lobby: 'a\u0000b' }], 'body/samples/0/lobby'],
       ['6 minutes ahead', [good, { ...good, at: Date.now() + 6 * MINUTE }], 'body/samples/1/at'],
@@ -56,7 +59,7 @@ describeEachBackend('ping ingestion, hostile input and faults', (backend) => {
       '{"samples":{}}',
       '{"samples":[',
       '[]',
-      '{"samples":[{"ping":1e400}]}',
+      '{"samples":[{"ping":1e400,"lobby":"l"}]}',
     ]) {
       const reply = await postRaw(PLAYER, payload);
       assert.equal(reply.statusCode, 400, `${payload}: ${reply.body}`);
@@ -70,19 +73,24 @@ describeEachBackend('ping ingestion, hostile input and faults', (backend) => {
     assert.deepEqual(await days(PLAYER), []);
   });
 
-  it('takes a full batch of 1000 samples with the longest lobbies (beyond the default body limit)', async (t) => {
-    const { post, postRaw, days } = await setupPing(t, fake, backend);
+  it('takes a full batch of 1000 samples with the longest lobbies, emoji written as escapes', async (t) => {
+    const { postRaw, days } = await setupPing(t, fake, backend);
     const start = Date.now() - 2 * DAY;
     const samples = Array.from({ length: 1000 }, (_, index) => ({
       ping: index % 500,
-      lobby: `${'é'.repeat(60)}${String(index).padStart(4, '0')}`,
+      lobby: '🎮'.repeat(64),
       at: start + index * 1000,
     }));
-    const reply = await post(PLAYER, samples);
+    // As Python's json.dumps writes it: every emoji as two \u escapes (12 bytes for one character).
+    const payload = JSON.stringify({
+      samples: samples.map((sample) => ({ ...sample, at: new Date(sample.at).toISOString() })),
+    }).replace(/🎮/g, '\\ud83c\\udfae');
+    assert.ok(payload.length > 800_000, `${payload.length} bytes`);
+    const reply = await postRaw(PLAYER, payload);
     assert.equal(reply.statusCode, 200, reply.body);
     assert.equal(reply.json().stored, 1000);
     assert.deepEqual(await days(PLAYER), expectedDays(samples, 1440));
-    const tooBig = await postRaw(PLAYER, `{"samples":[${'{"ping":1,"lobby":"x"},'.repeat(30_000)}]}`);
+    const tooBig = await postRaw(PLAYER, `{"samples":[${'{"ping":1,"lobby":"x"},'.repeat(50_000)}]}`);
     assert.equal(tooBig.statusCode, 413, tooBig.body);
   });
 
@@ -99,6 +107,13 @@ describeEachBackend('ping ingestion, hostile input and faults', (backend) => {
       });
     assert.equal((await send('POST', `/ping/${PLAYER}`)).statusCode, 401);
     assert.equal((await send('POST', '/ping/bad!name')).statusCode, 401);
+    const unread = await app.inject({
+      method: 'POST',
+      url: `/ping/${PLAYER}`,
+      headers: { 'content-type': 'application/json' },
+      payload: `{"samples":[${'0,'.repeat(200_000)}`,
+    });
+    assert.equal(unread.statusCode, 401, 'a malformed body from nobody is not even read');
     assert.equal((await send('POST', `/ping/${PLAYER}`, reader)).statusCode, 403);
     assert.equal((await send('GET', `/ping/${PLAYER}?limit=0`)).statusCode, 401);
     assert.equal((await send('GET', `/ping/${PLAYER}`, writer)).statusCode, 403);
@@ -119,13 +134,13 @@ describeEachBackend('ping ingestion, hostile input and faults', (backend) => {
       redisKeyPrefix: first.config.redisKeyPrefix,
     });
     const secondToken = await issueToken(second.app, second.config, { grants: ['ping:write'] });
-    const now = Date.now();
+    // Two days (around midnight, a day ago), every sample at a time of its own, the batches interleaved.
+    const base = Math.floor((Date.now() - DAY) / DAY) * DAY + DAY - 20 * 40 * 1000;
     const batches: SentSample[][] = Array.from({ length: 40 }, (_, batch) =>
       Array.from({ length: 40 }, (_, index) => ({
         ping: (batch * 40 + index) % 997,
         lobby: `b${batch}`,
-        // Two days: yesterday's last hour and today's first, interleaved between batches.
-        at: now - DAY + ((batch * 40 + index) % 7) * 1000 * 60 * 37,
+        at: base + (index * 40 + batch) * 1000,
       })),
     );
     const replies = await Promise.all(
@@ -147,13 +162,65 @@ describeEachBackend('ping ingestion, hostile input and faults', (backend) => {
     const shown = await first.days(PLAYER);
     const all = batches.flat();
     const expected = expectedDays(all, 5000);
-    // The batches' order is the database's; what does not depend on it must match exactly.
-    assert.deepEqual(
-      shown.map(({ history, last_lobby, ...stats }) => ({ ...stats, history: [...history].sort() })),
-      expected.map(({ history, last_lobby, ...stats }) => ({ ...stats, history: [...history].sort() })),
-    );
+    // Every sample has a time of its own: whatever order the batches were written in, the days are exact.
+    assert.deepEqual(shown, expected);
+    assert.equal(shown.length, 2);
     const counted = shown.reduce((sum, day) => sum + day.history.length, 0);
     assert.equal(counted, all.length, 'every sample is in its day’s history');
+  });
+
+  it('stores a sample without a time as taken now, and a leap second on the day it was stamped', async (t) => {
+    const { post, postRaw, days } = await setupPing(t, fake, backend);
+    const before = Date.now();
+    assert.equal((await post(PLAYER, [{ ping: 7, lobby: 'now' }])).statusCode, 200);
+    const [today] = await days(PLAYER);
+    assert.equal(today?.date, new Date(before).toISOString().slice(0, 10));
+    const last = Date.parse(today?.last_ping ?? '');
+    assert.ok(last >= before - 1 && last <= Date.now() + 1, `${today?.last_ping}`);
+    const yesterday = new Date(before - DAY).toISOString().slice(0, 10);
+    const leap = await postRaw(
+      PLAYER,
+      `{"samples":[{"ping":9,"lobby":"leap","at":"${yesterday}T23:59:60Z"}]}`,
+    );
+    assert.equal(leap.statusCode, 200, leap.body);
+    const shown = await days(PLAYER);
+    assert.equal(shown[1]?.date, yesterday);
+    assert.equal(shown[1]?.last_ping, `${yesterday}T23:59:59.999Z`);
+  });
+
+  it('answers 404 for an unknown username, and 400 for a day range that ends before it starts', async (t) => {
+    const { post, get, count } = await setupPing(t, fake, backend);
+    const unknown = await post('NoSuchPlayer42', [{ ping: 1, lobby: 'l', at: Date.now() }]);
+    assert.equal(unknown.statusCode, 404, unknown.body);
+    assert.equal(problems(unknown)[0]?.name, 'PLAYER_NOT_FOUND');
+    assert.equal(await count('ping_samples'), 0);
+    const backwards = await get(`/ping/${PLAYER}?from=2026-11-22&to=2026-11-21`);
+    assert.equal(backwards.statusCode, 400, backwards.body);
+    assert.match(
+      problems(backwards)[0]?.developer_reason ?? '',
+      /^query\/from .* must not be after query\/to/,
+    );
+    assert.equal((await get(`/ping/${PLAYER}?from=2026-11-22&to=2026-11-22`)).statusCode, 200);
+  });
+
+  it('takes one player’s batches spanning thousands of days in one transaction (statements in chunks)', async (t) => {
+    // A linger groups the four batches into one transaction.
+    const { post, days } = await setupPing(t, fake, backend, {
+      PING_RETENTION_DAYS: '3650',
+      GROUP_COMMIT_LINGER_MS: '500',
+    });
+    // 3600 days: more than SQLite takes in one statement as placeholder rows (about 3276).
+    const start = Date.now() - 3640 * DAY;
+    const batches = Array.from({ length: 4 }, (_, batch) =>
+      Array.from({ length: 900 }, (_, index) => ({
+        ping: index,
+        lobby: 'l',
+        at: start + (batch * 900 + index) * DAY,
+      })),
+    );
+    const replies = await Promise.all(batches.map((samples) => post(PLAYER, samples)));
+    for (const reply of replies) assert.equal(reply.statusCode, 200, reply.body);
+    assert.equal((await days(PLAYER)).length, batches.flat().length);
   });
 
   it('answers upstream trouble resolving a username as endpoint 5 does, storing nothing', async (t) => {

@@ -19,7 +19,12 @@ function gate() {
   return { open, opened };
 }
 
-async function setup(t: TestContext, dialect: Dialect, settings: Partial<GroupCommitSettings> = {}) {
+async function setup(
+  t: TestContext,
+  dialect: Dialect,
+  settings: Partial<GroupCommitSettings> = {},
+  weightOf?: (id: number) => number,
+) {
   const database = await createTestDatabase(dialect);
   const db = createDatabase(loadConfig({ DATABASE_URL: database.url }).database);
   t.after(async () => {
@@ -47,6 +52,7 @@ async function setup(t: TestContext, dialect: Dialect, settings: Partial<GroupCo
         refusals++;
       },
     },
+    weightOf,
   );
   const stored = async (): Promise<number[]> =>
     (await sql<{ id: number }>`select id from items order by id`.execute(db)).rows.map((row) =>
@@ -158,6 +164,34 @@ for (const dialect of allDialects) {
       held.open();
       await Promise.all([committing, ...queued]);
       assert.equal(await committer.submit(8), 'stored 8', 'room again once the queue drains');
+    });
+
+    it('bounds the queue by weight when items are weighed: a heavy item counts what it holds', async (t) => {
+      // An item weighs the last two digits of its id.
+      const { committer, holdBatches } = await setup(t, dialect, { maxQueue: 7 }, (id) => id % 100);
+      const held = gate();
+      holdBatches(() => held.opened);
+      const committing = committer.submit(199);
+      await new Promise((resolve) => setImmediate(resolve));
+      const queued = [101, 102, 103].map((id) => committer.submit(id));
+      const refusedOf = async (id: number) => {
+        const error = await committer.submit(id).then(
+          () => undefined,
+          (failure: unknown) => failure,
+        );
+        return error instanceof AppError && error.problems[0]?.kind.name === 'WRITE_QUEUE_FULL';
+      };
+      assert.equal(await refusedOf(104), true, '6 waiting and 4 more is over 7');
+      const fits = committer.submit(201);
+      assert.equal(await refusedOf(202), true, 'full at 7');
+      held.open();
+      assert.deepEqual(await Promise.all([committing, ...queued, fits]), [
+        'stored 199',
+        'stored 101',
+        'stored 102',
+        'stored 103',
+        'stored 201',
+      ]);
     });
 
     it('starts a full batch at once, without lingering', async (t) => {

@@ -1,6 +1,6 @@
 import type { Ajv } from 'ajv';
 import { type TUnsafe, Type } from 'typebox';
-import { serializeJson } from './json.js';
+import { LongInteger, serializeJson } from './json.js';
 
 const KEYWORD = 'x-bounded-json';
 
@@ -28,7 +28,7 @@ export function BoundedObject(
 
 /** How deeply `value` nests objects and arrays (a scalar is 0), looking no deeper than `limit` + 1. */
 function depthOf(value: unknown, limit: number): number {
-  if (value === null || typeof value !== 'object') return 0;
+  if (value === null || typeof value !== 'object' || value instanceof LongInteger) return 0;
   if (limit < 0) return 1;
   let deepest = 0;
   for (const inner of Object.values(value)) deepest = Math.max(deepest, depthOf(inner, limit - 1));

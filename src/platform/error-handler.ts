@@ -36,13 +36,21 @@ export function toAppError(error: unknown): AppError {
       return AppError.of(ErrorKinds.BODY_TOO_LARGE, {
         developerReason: 'the body is over the size limit of this endpoint',
       });
+    case 'FST_ERR_BAD_URL':
+      return AppError.of(ErrorKinds.BAD_REQUEST, {
+        developerReason: 'the path is not valid percent-encoding (a % must be followed by two hex digits)',
+      });
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return AppError.of(ErrorKinds.URI_TOO_LONG, {
+        developerReason: 'a segment of the path is longer than any value an endpoint takes there',
+      });
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    // Fastify's own client-error messages ("Content-Length does not match ...") say nothing internal.
+    // Fastify's code, not its message: some messages quote the request (its URL, with any secret in it).
     return AppError.of(ErrorKinds.BAD_REQUEST, {
       status,
-      developerReason: fastifyError.message ?? 'bad request',
+      developerReason: `the request is malformed (${fastifyError.code ?? 'unknown'})`,
     });
   }
   return AppError.of(ErrorKinds.INTERNAL_ERROR, {

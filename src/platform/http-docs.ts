@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { errorAnchor, errorResponses } from './error-response.js';
 import { type ErrorKind, errorCatalogue } from './errors.js';
 import { REQUIRED_HEADER_KEY, responseDoc } from './http/response-docs.js';
+import { showOpenApiForms } from './openapi-form.js';
 import { API_VERSION } from './request-context.js';
 
 const TITLE = 'Player Data Service';
@@ -46,15 +47,19 @@ const PLATFORM_HEADERS = {
   },
 };
 
-/** Statuses any route can answer with an ErrorResponse: an unexpected error, the database out, shutting down. */
-const EVERY_ROUTE_ERRORS = [500, 503] as const;
+/**
+ * Statuses any route can answer with an ErrorResponse: a body it was sent that is too large or not JSON
+ * (any request may carry one, and it is read before the route looks at it), an unexpected error, the
+ * database out, shutting down.
+ */
+const EVERY_ROUTE_ERRORS = [413, 415, 500, 503] as const;
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null;
 
 /**
  * Per route, before rendering: a route that documents its answers gets the ErrorResponses every route can
- * answer with (500, 503), unless it declares those statuses itself.
+ * answer with (413, 415, 500, 503), unless it declares those statuses itself.
  */
 function addEveryRouteErrors({ schema, url }: { schema: FastifySchema; url: string }) {
   if (!isObject(schema) || schema.hide || !isObject(schema.response)) return { schema, url };
@@ -114,7 +119,7 @@ function finishDocument(document: Json): Json {
  * Everything is served from the package: offline. Register before the routes so that it sees them.
  *
  * Every operation states its `security` (`[]` when public). Every response carries the platform's headers
- * (API-Version, X-Request-Id); every route that documents its answers can also answer 500 and 503.
+ * (API-Version, X-Request-Id); every route that documents its answers can also answer 413, 415, 500, 503.
  */
 export const httpDocs = fp(async (app: FastifyInstance, { publicUrl }: HttpDocsOptions) => {
   const options: FastifyDynamicSwaggerOptions = {
@@ -149,7 +154,7 @@ export const httpDocs = fp(async (app: FastifyInstance, { publicUrl }: HttpDocsO
     },
     transform: addEveryRouteErrors,
     transformObject: (document) =>
-      finishDocument(('openapiObject' in document ? document.openapiObject : {}) as Json),
+      finishDocument(showOpenApiForms('openapiObject' in document ? document.openapiObject : {}) as Json),
   };
   await app.register(swagger, options);
   await app.register(swaggerUi, { routePrefix: '/docs/ui', uiConfig: { deepLinking: true } });

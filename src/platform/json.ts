@@ -2,13 +2,29 @@ import { isInteger, isSafeNumber, parse, stringify } from 'lossless-json';
 import { AppError, ErrorKinds } from './errors.js';
 
 /**
- * JSON numbers as JavaScript can hold them exactly: safe numbers become `number`; an integer too large for
- * a double keeps its digits as a string, for schemas (snowflakes) that take it exactly.
- * Anything else (a non-integer beyond double precision) becomes the nearest double, as JSON.parse does.
+ * An integer literal too large for a double (beyond 2^53), its digits kept exactly. Neither a number nor a
+ * string, so no schema field typed so takes it: only a snowflake (`Snowflake()`) does, as a bigint. Written
+ * back (JSON.stringify, `serializeJson`) as a string of its digits: free-form JSON (a bot's command options)
+ * keeps them that way.
  */
-function parseNumber(text: string): number | string {
+export class LongInteger {
+  constructor(readonly digits: string) {}
+  toJSON(): string {
+    return this.digits;
+  }
+  toString(): string {
+    return this.digits;
+  }
+}
+
+/**
+ * JSON numbers as JavaScript can hold them exactly: safe numbers become `number`; an integer too large for
+ * a double a `LongInteger`. Anything else (a non-integer beyond double precision) becomes the nearest
+ * double, as JSON.parse does.
+ */
+function parseNumber(text: string): number | LongInteger {
   if (isSafeNumber(text)) return Number(text);
-  return isInteger(text) ? text : Number(text);
+  return isInteger(text) ? new LongInteger(text) : Number(text);
 }
 
 /** Any integer literal long enough that a double might not hold it exactly. */
@@ -16,7 +32,7 @@ const LONG_INTEGER = /\d{16,}/;
 
 /**
  * Parses JSON text (a trusted one: no duplicate-key check) exactly: with JSON.parse when it holds no
- * integer literal long enough to lose digits, otherwise integers beyond 2^53 keep their digits as strings.
+ * integer literal long enough to lose digits, otherwise integers beyond 2^53 come as `LongInteger`s.
  */
 export function parseJsonExact(text: string): unknown {
   return LONG_INTEGER.test(text) ? parse(text, null, parseNumber) : JSON.parse(text);
@@ -65,7 +81,7 @@ function nestsDeeperThan(text: string, maxDepth: number): boolean {
 /** A number in a request body that no double holds (`1e400`): refused rather than kept as Infinity. */
 class NumberOutOfRange extends Error {}
 
-function parseBodyNumber(text: string): number | string {
+function parseBodyNumber(text: string): number | LongInteger {
   const value = parseNumber(text);
   if (typeof value === 'number' && !Number.isFinite(value)) throw new NumberOutOfRange();
   return value;

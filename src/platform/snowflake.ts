@@ -1,9 +1,12 @@
 import type { Ajv, SchemaValidateFunction } from 'ajv';
 import { type TUnsafe, Type } from 'typebox';
+import { LongInteger } from './json.js';
+import { OPENAPI_FORM } from './openapi-form.js';
 
 /** Discord snowflakes are unsigned 64-bit integers. */
 export const MAX_SNOWFLAKE = 2n ** 64n - 1n;
-const DIGITS = /^[0-9]{1,20}$/;
+/** Decimal digits as a client writes an ID: no sign, no leading zero. */
+const DIGITS = /^[1-9][0-9]{0,19}$/;
 
 const SNOWFLAKE_KEYWORD = 'x-snowflake';
 const SNOWFLAKE_REASON = `must be an integer from 1 to ${MAX_SNOWFLAKE}, as a JSON number or a decimal string`;
@@ -18,6 +21,7 @@ export function parseSnowflake(value: unknown): bigint | undefined {
   if (typeof value === 'bigint') id = value;
   else if (typeof value === 'number' && Number.isSafeInteger(value)) id = BigInt(value);
   else if (typeof value === 'string' && DIGITS.test(value)) id = BigInt(value);
+  else if (value instanceof LongInteger) id = BigInt(value.digits);
   else return undefined;
   return id >= 1n && id <= MAX_SNOWFLAKE ? id : undefined;
 }
@@ -28,18 +32,25 @@ export function parseSnowflake(value: unknown): bigint | undefined {
  */
 export function Snowflake(options: { description?: string } = {}): TUnsafe<bigint> {
   return Type.Unsafe<bigint>({
+    // The keyword checks everything; the document shows what it takes. (A JSON integer beyond 2^53 reaches
+    // validation as a LongInteger, which no type of JSON Schema describes.)
     [SNOWFLAKE_KEYWORD]: true,
-    anyOf: [
-      { type: 'string', pattern: DIGITS.source },
-      { type: 'integer', minimum: 1 },
-    ],
+    [OPENAPI_FORM]: {
+      anyOf: [
+        { type: 'string', pattern: DIGITS.source },
+        { type: 'integer', minimum: 1 },
+      ],
+    },
     'x-reason': SNOWFLAKE_REASON,
     description: options.description ?? 'A 64-bit Discord ID (snowflake), as an integer or a decimal string.',
   });
 }
 
-/** A `{snowflake}` path parameter: 17 to 20 digits (any Discord ID since 2015) and at most 2^64-1. */
-const SNOWFLAKE_PARAM_PATTERN = '^[0-9]{17,20}$';
+/**
+ * A `{snowflake}` path parameter: 17 to 20 digits (any Discord ID since 2015), no leading zero (which would
+ * spell a shorter ID), and at most 2^64-1.
+ */
+const SNOWFLAKE_PARAM_PATTERN = '^[1-9][0-9]{16,19}$';
 const SNOWFLAKE_PARAM = new RegExp(SNOWFLAKE_PARAM_PATTERN);
 const SNOWFLAKE_PARAM_REASON = `must be a Discord ID: 17 to 20 digits, at most ${MAX_SNOWFLAKE}`;
 

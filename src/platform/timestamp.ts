@@ -30,8 +30,10 @@ export function parseTimestamp(text: unknown): number | undefined {
   const offsetMinutes = Number(parts[11] ?? 0);
   if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 60) return undefined;
   if (offsetHours > 23 || offsetMinutes > 59) return undefined;
-  const midnight = Date.UTC(year, month - 1, day);
-  const date = new Date(midnight);
+  // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  const midnight = date.getTime();
   // Date.UTC rolls 30 February over into March: a date that does not exist does not come back as itself.
   if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day)
     return undefined;

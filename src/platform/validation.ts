@@ -3,11 +3,12 @@ import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { addBoundedJsonKeyword } from './bounded-json.js';
 import { AppError, ErrorKinds, type Problem } from './errors.js';
+import { OPENAPI_FORM } from './openapi-form.js';
 import { addSnowflakeKeyword } from './snowflake.js';
 import { addTimestampKeyword } from './timestamp.js';
 
 /** Annotations our schemas carry for documentation and error messages; Ajv must know them in strict mode. */
-const ANNOTATIONS = ['x-reason', 'example'];
+const ANNOTATIONS = ['x-reason', 'example', OPENAPI_FORM];
 
 function createAjv(coerceTypes: false | 'array'): Ajv {
   const ajv = new Ajv({
@@ -36,6 +37,9 @@ export function createValidatorCompiler(): FastifySchemaCompiler<AnySchema> {
   const forText = createAjv('array');
   return ({ schema, httpPart }) => (httpPart === 'body' ? forBody : forText).compile(schema);
 }
+
+/** How much of a field name the client made up an error quotes back. */
+const SHOWN_NAME_LENGTH = 64;
 
 const PART_NAMES: Record<string, { cause: string; prefix: string }> = {
   body: { cause: 'Invalid request body', prefix: 'body' },
@@ -79,10 +83,14 @@ function problemOf(error: ErrorObject, pointer: string, prefix: string, part: st
     };
   }
   if (error.keyword === 'additionalProperties') {
+    // The name is the client's own text: quoted back only in part.
+    const shown = field.length > SHOWN_NAME_LENGTH ? `${field.slice(0, SHOWN_NAME_LENGTH)}...` : field;
+    const shownPointer =
+      pointer.length > SHOWN_NAME_LENGTH ? `${pointer.slice(0, SHOWN_NAME_LENGTH)}...` : pointer;
     return {
       kind: ErrorKinds.UNKNOWN_FIELD,
-      reason: `${field} is not a field of this request`,
-      developerReason: `${prefix}${pointer} is not allowed here; remove it`,
+      reason: `${shown} is not a field of this request`,
+      developerReason: `${prefix}${shownPointer} is not allowed here; remove it`,
     };
   }
   if (pointer === '' && error.data == null && part === 'body') {

@@ -68,6 +68,9 @@ const header = (headers: UpstreamResponse['headers'], name: string): number | un
 };
 
 /** `RateLimit-Reset`, or `Retry-After` in seconds, when the upstream sent either. */
+/** How long to hold off after a 429 that does not say: the budget pauses so long, and the answer says so. */
+export const THROTTLED_PAUSE_SECONDS = 60;
+
 export const resetSecondsOf = (headers: UpstreamResponse['headers']) =>
   header(headers, 'ratelimit-reset') ?? header(headers, 'retry-after');
 
@@ -148,11 +151,13 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         ? new UpstreamFailure('timeout', `${name} did not answer in time`, undefined, true)
         : new UpstreamFailure('unavailable', `${name} cannot be reached`, 1, true);
     }
+    const throttled = response.status === 429;
     await budget.settle(grant.ticket, {
       limit: header(response.headers, 'ratelimit-limit'),
       remaining: header(response.headers, 'ratelimit-remaining'),
-      resetSeconds: resetSecondsOf(response.headers),
-      throttled: response.status === 429,
+      // A 429 that says not when: the same pause the failure tells the client (not the whole window).
+      resetSeconds: resetSecondsOf(response.headers) ?? (throttled ? THROTTLED_PAUSE_SECONDS : undefined),
+      throttled,
     });
     if (response.status >= 500) {
       met('server_error');

@@ -1,4 +1,9 @@
-import { resetSecondsOf, type UpstreamClient, type UpstreamResponse } from './http.js';
+import {
+  resetSecondsOf,
+  THROTTLED_PAUSE_SECONDS,
+  type UpstreamClient,
+  type UpstreamResponse,
+} from './http.js';
 import { UpstreamFailure } from './upstream-failure.js';
 import { isObject, parseUpstreamJson } from './upstream-json.js';
 
@@ -71,7 +76,7 @@ function refuseErrors(response: UpstreamResponse): void {
     throw new UpstreamFailure(
       'throttled',
       'the Hypixel API is throttling requests',
-      resetSecondsOf(response.headers) ?? 60,
+      resetSecondsOf(response.headers) ?? THROTTLED_PAUSE_SECONDS,
     );
   }
   const cause =

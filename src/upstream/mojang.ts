@@ -1,4 +1,4 @@
-import { resetSecondsOf, type UpstreamClient } from './http.js';
+import { resetSecondsOf, THROTTLED_PAUSE_SECONDS, type UpstreamClient } from './http.js';
 import { UpstreamFailure } from './upstream-failure.js';
 import { isObject, parseUpstreamJson } from './upstream-json.js';
 
@@ -30,7 +30,7 @@ export function createMojangClient(http: UpstreamClient): MojangClient {
             throw new UpstreamFailure(
               'throttled',
               'the Mojang API is throttling requests',
-              resetSecondsOf(response.headers) ?? 60,
+              resetSecondsOf(response.headers) ?? THROTTLED_PAUSE_SECONDS,
             );
           }
           if (response.status !== 200)

@@ -3,7 +3,7 @@ import { before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../src/platform/errors.js';
-import { parseJsonBody } from '../../src/platform/json.js';
+import { LongInteger, parseJsonBody } from '../../src/platform/json.js';
 import { MAX_SNOWFLAKE, Snowflake, SnowflakeOut } from '../../src/platform/snowflake.js';
 import { buildTestApp, suiteScope } from '../helpers/build-test-app.js';
 
@@ -11,7 +11,7 @@ describe('exact JSON', () => {
   describe('parseJsonBody', () => {
     it('keeps integers beyond 2^53 as their exact digits', () => {
       assert.deepEqual(parseJsonBody('{"id": 18446744073709551615, "n": 12, "f": 1.5}', 64), {
-        id: '18446744073709551615',
+        id: new LongInteger('18446744073709551615'),
         n: 12,
         f: 1.5,
       });
@@ -109,6 +109,19 @@ describe('exact JSON', () => {
           return request.body;
         },
       );
+      app.post(
+        '/test/kinds',
+        {
+          schema: {
+            body: Type.Object({
+              id: Snowflake(),
+              name: Type.Optional(Type.String()),
+              count: Type.Optional(Type.Integer()),
+            }),
+          },
+        },
+        async () => ({}),
+      );
     });
 
     const post = (payload: string) =>
@@ -152,6 +165,22 @@ describe('exact JSON', () => {
       const reply = await post('{"owner": 1e3, "users": [1.0, 12.00]}');
       assert.equal(reply.statusCode, 200, reply.body);
       assert.deepEqual(seen[0], { owner: 1000n, users: [1n, 12n] });
+    });
+
+    it('takes an integer beyond 2^53 only where an ID goes: never as text, nor as a plain number', async () => {
+      const send = (payload: string) =>
+        app.inject({
+          method: 'POST',
+          url: '/test/kinds',
+          headers: { 'content-type': 'application/json' },
+          payload,
+        });
+      assert.equal((await send('{"id":12345678901234567890}')).statusCode, 200);
+      const asName = await send('{"id":1,"name":12345678901234567890}');
+      assert.equal(asName.statusCode, 400, 'a number is not text, however long');
+      assert.match(asName.json().extra[0].developer_reason, /^body\/name /);
+      assert.equal((await send('{"id":1,"count":12345678901234567890}')).statusCode, 400);
+      assert.equal((await send('{"id":"00012345678901234567"}')).statusCode, 400, 'no leading zeros');
     });
 
     it('refuses IDs beyond 2^64-1, negative, fractional or not numeric, one problem each', async () => {

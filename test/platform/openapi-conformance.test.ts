@@ -83,7 +83,10 @@ describe('answers checked against the OpenAPI document', () => {
       found[0] ?? '',
       /GET \/drift\/body .* answered 200: body: \(body\) must NOT have additional properties \(extra\); \/ok must be boolean/,
     );
-    assert.match(found[1] ?? '', /answered 418: status 418 is not declared \(declared: 200, 400, 500, 503\)/);
+    assert.match(
+      found[1] ?? '',
+      /answered 418: status 418 is not declared \(declared: 200, 400, 413, 415, 500, 503\)/,
+    );
     assert.match(found[2] ?? '', /answered 200: required header X-Sample is missing/);
     assert.match(found[3] ?? '', /answered 200: header X-Sometimes: "many" must be integer/);
     assert.match(
@@ -157,7 +160,7 @@ describe('the document against hand-made answers', () => {
     };
     assert.deepEqual(verdict.check(profiles(503, databaseOut, { 'cache-control': 'no-store' })), []);
     assert.deepEqual(verdict.check(profiles(418, failure)), [
-      'status 418 is not declared (declared: 200, 400, 401, 403, 404, 429, 500, 502, 503, 504)',
+      'status 418 is not declared (declared: 200, 400, 401, 403, 404, 413, 415, 429, 500, 502, 503, 504)',
     ]);
 
     const tooLarge: Exchange = {

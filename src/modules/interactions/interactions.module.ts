@@ -39,7 +39,7 @@ export function createInteractionsModule({
         everyMs: settings.retentionJobEveryMs,
         db,
         log,
-        run: async () => ({ deleted: await service.deleteExpired() }),
+        run: async (stop) => ({ deleted: await service.deleteExpired(stop) }),
       });
     },
     async close() {

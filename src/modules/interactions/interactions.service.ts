@@ -62,8 +62,8 @@ export interface InteractionsService {
   knownUsername(userId: bigint): Promise<string | undefined>;
   /** Newest first, a page at a time. */
   list(query: LogQuery): Promise<{ logs: readonly StoredLog[]; nextCursor?: string }>;
-  /** Deletes logs older than the retention, in bounded batches; how many it deleted. */
-  deleteExpired(): Promise<number>;
+  /** Deletes logs older than the retention, in bounded batches, until done or `stop`; how many it deleted. */
+  deleteExpired(stop?: AbortSignal): Promise<number>;
   /** Commits every log already taken; takes no more. */
   close(): Promise<void>;
 }
@@ -132,9 +132,9 @@ export function createInteractionsService({
       return nextCursor ? { logs, nextCursor } : { logs };
     },
 
-    deleteExpired() {
+    deleteExpired(stop) {
       const cutoff = now() - settings.retentionDays * DAY_MS;
-      return deleteInBatches((limit) => repository.deleteReceivedBefore(cutoff, limit));
+      return deleteInBatches((limit) => repository.deleteReceivedBefore(cutoff, limit), stop);
     },
 
     close: () => committer.close(),

@@ -176,23 +176,31 @@ export function createMessengerUsersService({
   };
 }
 
+/**
+ * A Discord username as compared: trimmed, and only A-Z lowered (Discord usernames are ASCII; Unicode case
+ * rules would make the Kelvin sign an uppercase K).
+ */
+const comparable = (name: string): string => name.trim().replace(/[A-Z]/g, (letter) => letter.toLowerCase());
+
 /** Why the player's Hypixel profile does not vouch for the username (case-insensitive), if it does not. */
 function verificationProblem(found: PlayerLookup, username: string): string | undefined {
   if (found.kind !== 'found')
     return 'This player has never joined Hypixel, so their profile links no Discord account.';
   const link = found.player.discordLink();
-  if (link === undefined)
+  if (link === undefined || link.trim() === '')
     return "The player's Hypixel profile has no Discord account linked (socialMedia.links.DISCORD is missing).";
-  if (link.trim().toLowerCase() !== username.trim().toLowerCase())
+  if (comparable(link) !== comparable(username))
     return "The Discord account linked on the player's Hypixel profile is a different one than this user's.";
   return undefined;
 }
 
-/** BCP 47, canonical (`en-us` -> `en-US`); 400 when the text is not a language tag. */
+/** BCP 47, canonical (`en-us` -> `en-US`); 400 when the text is not a language tag naming a language. */
 function canonicalLocale(locale: string): string {
   try {
     const [canonical] = Intl.getCanonicalLocales(locale);
-    if (canonical) return canonical;
+    // `und` (undetermined) names no language: `und-x-private` is a private-use tag in disguise.
+    const language = canonical && new Intl.Locale(canonical).language;
+    if (canonical && language && language !== 'und') return canonical;
   } catch {
     // RangeError: not a well-formed tag.
   }

@@ -33,7 +33,7 @@ export function createPingModule({ db, players, settings, log }: PingModuleDeps)
         everyMs: settings.retentionJobEveryMs,
         db,
         log,
-        run: async () => ({ deleted: await service.deleteExpired() }),
+        run: async (stop) => ({ deleted: await service.deleteExpired(stop) }),
       });
     },
     async close() {

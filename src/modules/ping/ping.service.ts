@@ -45,8 +45,8 @@ export interface PingService {
   ): Promise<{ uuid: string; stored: number }>;
   /** The player's days with samples, newest first, from the aggregates only (never the raw samples). */
   history(player: string, range: DayRange, owner: string): Promise<readonly PingDay[]>;
-  /** Deletes raw samples older than the retention, in bounded batches (the days stay); how many. */
-  deleteExpired(): Promise<number>;
+  /** Deletes raw samples older than the retention, in bounded batches (the days stay), until done or `stop`. */
+  deleteExpired(stop?: AbortSignal): Promise<number>;
   /** Commits every batch already taken; takes no more. */
   close(): Promise<void>;
 }
@@ -111,9 +111,9 @@ export function createPingService({ db, players, settings, now = Date.now }: Pin
       return days.map(pingDay);
     },
 
-    deleteExpired() {
+    deleteExpired(stop) {
       const cutoff = now() - settings.retentionDays * DAY_MS;
-      return deleteInBatches((limit) => repository.deleteSamplesBefore(cutoff, limit));
+      return deleteInBatches((limit) => repository.deleteSamplesBefore(cutoff, limit), stop);
     },
 
     close: () => committer.close(),

@@ -15,15 +15,18 @@ export interface PeriodicJobOptions {
   readonly firstAfterMs?: number;
   readonly db: Executor;
   readonly log: Logger;
-  /** The work; what it resolves to is logged. */
-  readonly run: () => Promise<Record<string, unknown>>;
+  /**
+   * The work; what it resolves to is logged. `stop` is aborted when the job closes (the instance shuts
+   * down): long work stops at its next step, so that a backlog never holds up the shutdown.
+   */
+  readonly run: (stop: AbortSignal) => Promise<Record<string, unknown>>;
   readonly now?: () => number;
 }
 
 export interface PeriodicJob {
   /** One attempt now: takes the lease and runs the work if no instance ran it this period; whether it ran. */
   runOnce(): Promise<boolean>;
-  /** Stops the timer and waits for a run under way. */
+  /** Stops the timer, tells a run under way to stop, and waits for it. */
   close(): Promise<void>;
 }
 
@@ -46,6 +49,7 @@ export function startPeriodicJob({
   now = Date.now,
 }: PeriodicJobOptions): PeriodicJob {
   const holder = randomUUID();
+  const closing = new AbortController();
   const leaseMs = everyMs - everyMs / LEASE_SLACK_DIVISOR;
   let running: Promise<boolean> | undefined;
 
@@ -68,7 +72,7 @@ export function startPeriodicJob({
         return false;
       }
       const stopKeeping = keepLease();
-      const outcome = await run().finally(stopKeeping);
+      const outcome = await run(closing.signal).finally(stopKeeping);
       log.info({ job: name, durationMs: now() - at, ...outcome }, 'periodic job ran');
       return true;
     } catch (error) {
@@ -94,6 +98,7 @@ export function startPeriodicJob({
     async close() {
       clearTimeout(first);
       clearInterval(timer);
+      closing.abort();
       await running;
     },
   };

@@ -115,6 +115,27 @@ describeEachBackend('interaction logs, hostile input', (backend) => {
     for (const line of logs.raw) assert.doesNotMatch(line, new RegExp(secret), line);
   });
 
+  it('never quotes a URL the router cannot take: a secret in its query stays out of the answer', async (t) => {
+    const { app, reader } = await setup(t, backend);
+    const secret = `SEKRET${Date.now()}`;
+    const badEncoding = await app.inject({
+      method: 'GET',
+      url: `${PATH}%ZZ?interaction_token=${secret}`,
+      headers: { authorization: `Bearer ${reader}` },
+    });
+    assert.equal(badEncoding.statusCode, 400, badEncoding.body);
+    assert.doesNotMatch(badEncoding.body, new RegExp(secret));
+    const tooLong = await app.inject({
+      method: 'GET',
+      url: `/messenger/user/${'9'.repeat(150)}/profile?interaction_token=${secret}`,
+      headers: { authorization: `Bearer ${reader}` },
+    });
+    assert.equal(tooLong.statusCode, 414, tooLong.body);
+    assert.equal(problems(tooLong)[0]?.name, 'URI_TOO_LONG');
+    assert.equal(tooLong.json().cause, 'URI too long');
+    assert.doesNotMatch(tooLong.body, new RegExp(`${secret}|9999999999`));
+  });
+
   it('one owner’s record never answers another’s: the same interaction from two owners is two logs', async (t) => {
     const { post, app, config, count } = await setup(t, backend);
     const token = newToken();

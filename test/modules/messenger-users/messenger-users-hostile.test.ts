@@ -9,6 +9,8 @@ import { bearer, issueToken } from '../../helpers/tokens.js';
 
 const USER = '18446744073709551615';
 const MINIKLOON = FIXTURE_PLAYERS.minikloon.uuid;
+const LOCALE_OF_65 = 'en-Latn-US-u-ca-gregory-co-phonebk-fw-mon-hc-h23-kf-upper-nu-latn';
+const LOCALE_OF_61 = 'de-DE-u-ca-gregory-co-phonebk-fw-mon-hc-h23-ms-metric-nu-latn';
 
 describeEachBackend('messenger users, hostile input', (backend) => {
   let fake: FakeUpstream;
@@ -47,7 +49,18 @@ describeEachBackend('messenger users, hostile input', (backend) => {
       ['a duplicate key', 'PUT', profile, '{"locale":"en-US","locale":"fr-FR"}', 400, 'MALFORMED_JSON'],
       ['text, not JSON', 'PUT', profile, 'locale=en-US', 415, 'UNSUPPORTED_MEDIA_TYPE'],
       ['a list body', 'PUT', profile, '["en-US"]', 400],
-      ['a locale of 65', 'PUT', profile, JSON.stringify({ locale: `en-${'a'.repeat(62)}` }), 400],
+      // Well-formed tags, canonical as they are: 65 characters is one too many, 61 is fine.
+      ['a locale of 65', 'PUT', profile, JSON.stringify({ locale: LOCALE_OF_65 }), 400],
+      ['a locale of 61', 'PUT', profile, JSON.stringify({ locale: LOCALE_OF_61 }), 200],
+      ['an undetermined language', 'PUT', profile, JSON.stringify({ locale: 'und-x-private' }), 400],
+      ['und alone', 'PUT', profile, JSON.stringify({ locale: 'und' }), 400],
+      [
+        'a username of 65',
+        'POST',
+        accounts,
+        JSON.stringify({ player: 'Notch', verify: true, username: 'u'.repeat(65) }),
+        400,
+      ],
       [
         'a private-use locale only',
         'PUT',
@@ -77,11 +90,14 @@ describeEachBackend('messenger users, hostile input', (backend) => {
     for (const [what, method, url, payload, status, name] of cases) {
       const reply = await send(method, url, payload, what === 'text, not JSON' ? 'text/plain' : undefined);
       assert.equal(reply.statusCode, status, `${what}: ${reply.body}`);
-      if (status !== 200) {
-        assert.equal(reply.json().success, false, what);
-        if (name) assert.equal(problems(reply)[0]?.name, name, what);
-      }
+      if (status === 200) assert.equal(reply.json().user_profile.snowflake, USER, what);
+      else assert.equal(reply.json().success, false, what);
+      if (name) assert.equal(problems(reply)[0]?.name, name, what);
     }
+    const longKey = `K${'x'.repeat(5000)}`;
+    const unknown = await send('POST', accounts, JSON.stringify({ player: 'Notch', [longKey]: 1 }));
+    assert.equal(problems(unknown)[0]?.name, 'UNKNOWN_FIELD');
+    assert.ok(unknown.body.length < 1000, 'a made-up name is quoted back in part only');
     const { rows } = await sql<{ count: number }>`select count(*) as count from linked_accounts`.execute(
       app.db,
     );
@@ -92,6 +108,7 @@ describeEachBackend('messenger users, hostile input', (backend) => {
     const { get } = await buildPlayerTestApp(t, fake, { backend, grants: ['messenger:read'] });
     for (const snowflake of [
       '00000000000000000',
+      '012345678901234567',
       '18446744073709551616',
       '%2E%2E%2Fadmin',
       '1234567890123456789%00',
@@ -103,7 +120,7 @@ describeEachBackend('messenger users, hostile input', (backend) => {
       assert.equal(reply.statusCode, 400, `${snowflake}: ${reply.body}`);
     }
     const leadingZeros = await get('/messenger/user/00000000000000001/profile');
-    assert.equal(leadingZeros.statusCode, 404, 'leading zeros name the ID they spell: unknown, not refused');
+    assert.equal(leadingZeros.statusCode, 400, 'leading zeros would spell a shorter ID: refused');
   });
 
   it('checks the token before the request: 401 for anyone without one, whatever they send', async (t) => {

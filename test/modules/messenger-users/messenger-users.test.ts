@@ -262,6 +262,34 @@ describeEachBackend('messenger users (endpoint 7)', (backend) => {
     assert.equal((await linked(USER)).length, 1);
   });
 
+  it('compares Discord names in ASCII only, and takes a blank or numeric link for none', async (t) => {
+    const { link } = await setup(t);
+    const profileLinking = (uuid: string, discord: string) => ({
+      status: 200,
+      body: `{"success":true,"player":{"uuid":"${uuid}","displayname":"X","socialMedia":{"links":{"DISCORD":${discord}}}}}`,
+    });
+    const cases: [string, string, string, RegExp | undefined][] = [
+      ['a Kelvin sign is not a K', '"\\u212Aelvin"', 'kelvin', /different/],
+      ['a blank link is none', '"   "', 'x', /no Discord account linked/],
+      [
+        'a number is no name',
+        '12345678901234567890123',
+        '12345678901234567890123',
+        /no Discord account linked/,
+      ],
+      ['ASCII case does not matter', '"  KeLvIn "', 'kelvin', undefined],
+    ];
+    for (const [index, [what, discord, username, refusal]] of cases.entries()) {
+      const uuid = `${index}`.padStart(32, 'c');
+      fake.misbehave({ answerWith: profileLinking(uuid, discord) });
+      const reply = await link(uuid, { verify: true, username }, `12345678901234567${index}`);
+      if (refusal) {
+        assert.equal(reply.statusCode, 409, `${what}: ${reply.body}`);
+        assert.match(problems(reply)[0]?.reason ?? '', refusal, what);
+      } else assert.equal(reply.statusCode, 200, `${what}: ${reply.body}`);
+    }
+  });
+
   it('answers upstream trouble during verification as endpoint 5 does, and links nothing', async (t) => {
     const { link, get } = await setup(t, { UPSTREAM_RETRIES: '0' });
     fake.misbehave({ failWith: 503 });

@@ -36,6 +36,28 @@ describe('the upstream budget under a burst', () => {
   });
 });
 
+describe('a 429 that does not say when', () => {
+  it('pauses the budget as long as the answer tells the client to wait, not the whole window', async (t) => {
+    const fake = await startFakeUpstream();
+    t.after(() => fake.close());
+    const { app, config } = await buildTestApp(t, {
+      upstream: fake,
+      env: { ...WHOLE_KEY, UPSTREAM_RETRIES: '0' },
+    });
+    const token = await issueToken(app, config);
+    fake.misbehave({ answerWith: { status: 429, body: '' } });
+    const first = await app.inject({ method: 'GET', url: '/player/SomeName', headers: bearer(token) });
+    assert.equal(first.statusCode, 429, first.body);
+    assert.equal(first.headers['retry-after'], '60');
+    // Mojang's window is 600 s: a later lookup is told the rest of the same 60 s pause, not 600.
+    const other = await issueToken(app, config, { owner: 99n });
+    const later = await app.inject({ method: 'GET', url: '/player/OtherName', headers: bearer(other) });
+    assert.equal(later.statusCode, 429, later.body);
+    const wait = Number(later.headers['retry-after']);
+    assert.ok(wait >= 1 && wait <= 60, `Retry-After ${wait}`);
+  });
+});
+
 describeOrSkip('players across instances sharing Redis', { skip: skipWithoutRedis }, () => {
   /** Two instances of one deployment: one database, one Redis key space. */
   async function twoInstances(t: TestContext, fake: FakeUpstream) {

@@ -26,7 +26,7 @@ async function instances(
   t: TestContext,
   dialect: Dialect,
   count: number,
-  run: () => Promise<void>,
+  run: (stop: AbortSignal) => Promise<void>,
   { everyMs = HOUR, realTime = false }: { everyMs?: number; realTime?: boolean } = {},
 ) {
   const database = await createTestDatabase(dialect);
@@ -46,9 +46,9 @@ async function instances(
       db: executorOf(db),
       log,
       now: realTime ? Date.now : clock.now,
-      run: async () => {
+      run: async (stop) => {
         runs++;
-        await run();
+        await run(stop);
         return { done: true };
       },
     }),
@@ -79,6 +79,19 @@ for (const dialect of allDialects) {
         assert.equal(await attempt(), 1);
       }
       assert.equal(runs(), 7);
+    });
+
+    it('tells a run under way to stop when the job closes, and waits for it: a backlog never holds a shutdown', async (t) => {
+      let stopped = false;
+      const { jobs, runs } = await instances(t, dialect, 1, async (stop) => {
+        // A run that would go on for a minute, one step after another, unless told to stop.
+        for (let step = 0; step < 600 && !stop.aborted; step++)
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        stopped = stop.aborted;
+      });
+      assert.equal(runs(), 1);
+      await jobs[0]?.close();
+      assert.equal(stopped, true, 'the run saw the stop and ended');
     });
 
     it('runs on an attempt that comes a little before the period is over (an early timer)', async (t) => {

@@ -9,6 +9,7 @@ import { createProfilesModule } from '../../../src/modules/profiles/profiles.mod
 import { migrateToLatest } from '../../../src/platform/db/migrator.js';
 import { executorOf } from '../../../src/platform/db/transactions.js';
 import { AppError } from '../../../src/platform/errors.js';
+import { LongInteger } from '../../../src/platform/json.js';
 import { UpstreamFailure } from '../../../src/upstream/upstream-failure.js';
 import { deferClose, testConfig } from '../../helpers/build-test-app.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
@@ -81,7 +82,7 @@ describe('the player domain API (for other modules)', () => {
     // Integers beyond 2^53 keep their digits: in the bytes, and in the parsed object.
     assert.match(player.json.toString(), /"remainingTicks":9223372036854775807/);
     const pit = player.data().stats as { Pit: { profile: { bounties: { remainingTicks: unknown }[] } } };
-    assert.equal(pit.Pit.profile.bounties[0]?.remainingTicks, '9223372036854775807');
+    assert.deepEqual(pit.Pit.profile.bounties[0]?.remainingTicks, new LongInteger('9223372036854775807'));
 
     const again = await found(players, minikloon.uuid);
     assert.equal(again.freshness.status, 'HIT');

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { isDatabaseUnavailable } from './db/availability.js';
 import { ErrorResponseSchema, toErrorResponse } from './error-response.js';
-import { AppError, ErrorKinds } from './errors.js';
+import { AppError, type ErrorKind, ErrorKinds } from './errors.js';
 import { API_VERSION } from './request-context.js';
 import { validationError } from './validation.js';
 
@@ -13,6 +13,26 @@ import { validationError } from './validation.js';
  * request, so a dropped connection heals at once, and a restart takes seconds.
  */
 const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+/** Fastify's refusals of a request, each as an error of the catalogue with a reason that quotes nothing. */
+const FASTIFY_REFUSALS: Readonly<Record<string, { kind: ErrorKind; developerReason: string }>> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    kind: ErrorKinds.UNSUPPORTED_MEDIA_TYPE,
+    developerReason: 'send the body as JSON with Content-Type: application/json',
+  },
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    kind: ErrorKinds.BODY_TOO_LARGE,
+    developerReason: 'the body is over the size limit of this endpoint',
+  },
+  FST_ERR_BAD_URL: {
+    kind: ErrorKinds.BAD_REQUEST,
+    developerReason: 'the path is not valid percent-encoding (a % must be followed by two hex digits)',
+  },
+  FST_ERR_MAX_PARAM_LENGTH: {
+    kind: ErrorKinds.URI_TOO_LONG,
+    developerReason: 'a segment of the path is longer than any value an endpoint takes there',
+  },
+};
 
 /** Maps anything thrown while serving a request to the AppError it is answered with. */
 export function toAppError(error: unknown): AppError {
@@ -27,24 +47,8 @@ export function toAppError(error: unknown): AppError {
   const fastifyError = error as Partial<FastifyError>;
   if (fastifyError.validation)
     return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');
-  switch (fastifyError.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return AppError.of(ErrorKinds.UNSUPPORTED_MEDIA_TYPE, {
-        developerReason: 'send the body as JSON with Content-Type: application/json',
-      });
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return AppError.of(ErrorKinds.BODY_TOO_LARGE, {
-        developerReason: 'the body is over the size limit of this endpoint',
-      });
-    case 'FST_ERR_BAD_URL':
-      return AppError.of(ErrorKinds.BAD_REQUEST, {
-        developerReason: 'the path is not valid percent-encoding (a % must be followed by two hex digits)',
-      });
-    case 'FST_ERR_MAX_PARAM_LENGTH':
-      return AppError.of(ErrorKinds.URI_TOO_LONG, {
-        developerReason: 'a segment of the path is longer than any value an endpoint takes there',
-      });
-  }
+  const known = fastifyError.code === undefined ? undefined : FASTIFY_REFUSALS[fastifyError.code];
+  if (known) return AppError.of(known.kind, { developerReason: known.developerReason });
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     // Fastify's code, not its message: some messages quote the request (its URL, with any secret in it).

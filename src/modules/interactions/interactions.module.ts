@@ -1,5 +1,5 @@
 import type { AppModule } from '../../platform/app-module.js';
-import { type PeriodicJob, startPeriodicJob } from '../../platform/db/periodic-job.js';
+import { periodicJobOf } from '../../platform/db/periodic-job.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { Logger } from '../../platform/logger.js';
 import { interactionsRoutes } from './interactions.routes.js';
@@ -28,22 +28,20 @@ export function createInteractionsModule({
   log,
 }: InteractionsModuleDeps): AppModule<InteractionsService> {
   const service = createInteractionsService({ db, fingerprintKey, settings });
-  let retention: PeriodicJob | undefined;
+  const retention = periodicJobOf({
+    name: 'interaction-log-retention',
+    everyMs: settings.retentionJobEveryMs,
+    db,
+    log,
+    run: async (stop) => ({ deleted: await service.deleteExpired(stop) }),
+  });
   return {
     name: 'interactions',
     service,
     routes: interactionsRoutes(service),
-    start() {
-      retention ??= startPeriodicJob({
-        name: 'interaction-log-retention',
-        everyMs: settings.retentionJobEveryMs,
-        db,
-        log,
-        run: async (stop) => ({ deleted: await service.deleteExpired(stop) }),
-      });
-    },
+    start: retention.start,
     async close() {
-      await retention?.close();
+      await retention.close();
       await service.close();
     },
   };

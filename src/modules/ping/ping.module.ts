@@ -1,5 +1,5 @@
 import type { AppModule } from '../../platform/app-module.js';
-import { type PeriodicJob, startPeriodicJob } from '../../platform/db/periodic-job.js';
+import { periodicJobOf } from '../../platform/db/periodic-job.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { Logger } from '../../platform/logger.js';
 import type { PlayersService } from '../players/players.service.js';
@@ -22,22 +22,20 @@ export interface PingModuleDeps {
 /** Ping samples, their per-day aggregates (endpoint 6), and the raw samples' retention. */
 export function createPingModule({ db, players, settings, log }: PingModuleDeps): AppModule<PingService> {
   const service = createPingService({ db, players, settings });
-  let retention: PeriodicJob | undefined;
+  const retention = periodicJobOf({
+    name: 'ping-sample-retention',
+    everyMs: settings.retentionJobEveryMs,
+    db,
+    log,
+    run: async (stop) => ({ deleted: await service.deleteExpired(stop) }),
+  });
   return {
     name: 'ping',
     service,
     routes: pingRoutes(service, settings.bodyLimitBytes),
-    start() {
-      retention ??= startPeriodicJob({
-        name: 'ping-sample-retention',
-        everyMs: settings.retentionJobEveryMs,
-        db,
-        log,
-        run: async (stop) => ({ deleted: await service.deleteExpired(stop) }),
-      });
-    },
+    start: retention.start,
     async close() {
-      await retention?.close();
+      await retention.close();
       await service.close();
     },
   };

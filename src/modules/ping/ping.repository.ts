@@ -122,16 +122,7 @@ export function createPingRepository(executor: Executor) {
         .orderBy('day', 'desc')
         .$if(range.limit !== undefined, (query) => query.limit(range.limit as number))
         .execute();
-      return rows.map((row) => ({
-        day: row.day,
-        samples: Number(row.samples),
-        total: Number(row.total),
-        min: row.min,
-        max: row.max,
-        lastAt: Number(row.last_at),
-        lastLobby: row.last_lobby,
-        historyJson: row.history,
-      }));
+      return rows.map((row) => ({ ...statisticsOf(row), historyJson: row.history }));
     },
 
     /** Deletes up to `limit` of the oldest samples taken before `cutoff`; how many it deleted. */
@@ -160,16 +151,21 @@ const emptyDay = (player: string, day: string): PingDaysTable => ({
   history_at: '[]',
 });
 
-function toAggregate(row: PingDaysTable): DayAggregate {
-  return {
-    day: row.day,
-    samples: Number(row.samples),
-    total: Number(row.total),
-    min: row.min,
-    max: row.max,
-    lastAt: Number(row.last_at),
-    lastLobby: row.last_lobby,
-    history: JSON.parse(row.history) as number[],
-    historyAt: JSON.parse(row.history_at) as number[],
-  };
-}
+/** A day's row without its history: the statistics and the last sample. */
+const statisticsOf = (
+  row: Omit<PingDaysTable, 'player' | 'history' | 'history_at'>,
+): Omit<DayAggregate, 'history' | 'historyAt'> => ({
+  day: row.day,
+  samples: Number(row.samples),
+  total: Number(row.total),
+  min: row.min,
+  max: row.max,
+  lastAt: Number(row.last_at),
+  lastLobby: row.last_lobby,
+});
+
+const toAggregate = (row: PingDaysTable): DayAggregate => ({
+  ...statisticsOf(row),
+  history: JSON.parse(row.history) as number[],
+  historyAt: JSON.parse(row.history_at) as number[],
+});

@@ -103,3 +103,17 @@ export function startPeriodicJob({
     },
   };
 }
+
+/**
+ * A periodic job for a module: started by `start` (the module's, called once the app is ready, after the
+ * migrations; again is no-op), closed by `close` (nothing when it never started).
+ */
+export function periodicJobOf(options: PeriodicJobOptions): { start(): void; close(): Promise<void> } {
+  let job: PeriodicJob | undefined;
+  return {
+    start() {
+      job ??= startPeriodicJob(options);
+    },
+    close: async () => job?.close(),
+  };
+}

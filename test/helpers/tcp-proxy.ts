@@ -2,13 +2,16 @@ import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /**
- * A TCP proxy on 127.0.0.1 in front of a real server (PostgreSQL), to inject an outage: `cut()` drops
- * every connection through it and refuses new ones (each is closed as it arrives) until `restore()`.
+ * A TCP proxy on 127.0.0.1 in front of a real server (PostgreSQL, Redis), to inject an outage: `cut()`
+ * drops every connection through it and refuses new ones (each is closed as it arrives) until `restore()`;
+ * `freeze()` leaves the connections open but lets nothing through them (a peer gone silent, the kind of
+ * outage nothing announces), and refuses new ones, until `restore()`.
  */
 export interface TcpProxy {
   readonly host: string;
   readonly port: number;
   cut(): void;
+  freeze(): void;
   restore(): void;
   close(): Promise<void>;
 }
@@ -46,8 +49,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       down = true;
       for (const socket of open) socket.destroy();
     },
+    freeze() {
+      down = true;
+      for (const socket of open) socket.pause();
+    },
     restore() {
       down = false;
+      for (const socket of open) socket.resume();
     },
     async close() {
       for (const socket of open) socket.destroy();
@@ -56,7 +64,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   };
 }
 
-/** A database URL sent through the proxy instead of straight to its server. */
+/** A database or Redis URL sent through the proxy instead of straight to its server. */
 export function throughProxy(databaseUrl: string, proxy: TcpProxy): string {
   const url = new URL(databaseUrl);
   url.hostname = proxy.host;

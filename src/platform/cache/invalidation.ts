@@ -63,6 +63,11 @@ export function createLocalInvalidationFeed(
 
 /** Keys travel in one message, one per line. */
 const SEPARATOR = '\n';
+/**
+ * How often a subscription proves it still stands (a PING through it): a connection can go silent without
+ * closing (a peer or a route gone), and a subscription that hears nothing must stop being trusted.
+ */
+const HEARTBEAT_MS = 2000;
 
 /**
  * A feed through Redis pub/sub on `channel`: every instance subscribes on a connection of its own. Copies
@@ -103,6 +108,15 @@ export function createRedisInvalidationFeed(redis: Redis, channel: string, log: 
   subscriber
     .connect()
     .catch((error: unknown) => log.warn({ err: error, channel }, 'invalidation feed not connected yet'));
+  // A PING that does not come back in the command timeout: stop trusting, and connect again.
+  const heartbeat = setInterval(() => {
+    if (!subscribed) return;
+    subscriber.ping().catch(() => {
+      lost();
+      subscriber.disconnect(true);
+    });
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
   return {
     trusted: () => subscribed,
     async publish(keys) {
@@ -116,6 +130,7 @@ export function createRedisInvalidationFeed(redis: Redis, channel: string, log: 
     },
     listen: (listener) => void listeners.push(listener),
     async close() {
+      clearInterval(heartbeat);
       subscribed = false;
       await subscriber.quit().catch(() => subscriber.disconnect());
     },

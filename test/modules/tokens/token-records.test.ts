@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.js';
 import { testRedisUrl } from '../../helpers/environment.js';
+import { startTcpProxy, throughProxy } from '../../helpers/tcp-proxy.js';
 import { addWhoamiRoute, bearer, issueToken, revokeFromCommandLine } from '../../helpers/tokens.js';
 
 /** Two instances of the service on one database (and one Redis key space, when the backend has Redis). */
@@ -114,6 +115,34 @@ describeEachBackend(
     });
 
     if (backend.cache === 'redis') {
+      it('stops trusting a subscription that went silent without closing, and reads the database', async (t) => {
+        const redisUrl = new URL(String(testRedisUrl));
+        const proxy = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+        t.after(() => proxy.close());
+        const test = await buildTestApp(t, {
+          backend,
+          env: { REDIS_URL: throughProxy(String(testRedisUrl), proxy) },
+        });
+        addWhoamiRoute(test.app, 'player:read');
+        const whoami = (token: string) =>
+          test.app.inject({ method: 'GET', url: '/test/whoami', headers: bearer(token) });
+        assert.notEqual(await within(5000, async () => subscriptions(test) > 0), undefined, 'subscribed');
+        const token = await issueToken(test.app, test.config, { grants: ['player:read'] });
+        assert.equal((await whoami(token)).statusCode, 200);
+        proxy.freeze();
+        const lost = () =>
+          test.logs.lines.some((line) => String(line.msg).startsWith('invalidation feed lost'));
+        assert.notEqual(
+          await within(15_000, async () => lost()),
+          undefined,
+          'a silent subscription is found out',
+        );
+        // Revoked where the instance cannot hear it: only the database knows.
+        assert.equal(await revokeFromCommandLine(test, jtiOf(token), { withoutRedis: true }), 1);
+        assert.equal((await whoami(token)).statusCode, 401);
+        proxy.restore();
+      });
+
       it('reads the database while its subscription is down, and drops every record when it is back', async (t) => {
         const { second, whoami, first } = await twoInstances(t, backend);
         const token = await issueToken(first.app, first.config, { grants: ['player:read'] });

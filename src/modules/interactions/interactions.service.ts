@@ -1,9 +1,10 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { deleteInBatches } from '../../platform/db/batched-delete.js';
 import { createGroupCommitter, type GroupCommitSettings } from '../../platform/db/group-commit.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
 import { parseJsonExact, serializeJson } from '../../platform/json.js';
+import { timeOrderedUuid } from '../../platform/time-ordered-id.js';
 import { decodeCursor, pageOf } from '../../platform/pagination.js';
 import {
   createInteractionsRepository,
@@ -103,10 +104,12 @@ export function createInteractionsService({
       ensureConsistent(log);
       const { interaction_token: token, ...interaction } = log.interaction;
       const document: StoredDocument = { ...log, interaction };
+      const receivedAt = now();
       const record: LogRecord = {
-        id: randomUUID(),
+        // In time order, as the logs arrive: the key's index grows at its end.
+        id: timeOrderedUuid(receivedAt),
         fingerprint: fingerprint(owner, token),
-        receivedAt: now(),
+        receivedAt,
         owner,
         userId: log.user.user_id,
         serverId: log.interaction.server_id ?? log.server?.server_id ?? null,

@@ -31,6 +31,8 @@ export interface DatabaseOptions {
 /** How long SQLite waits for another connection's write lock before it gives up. */
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
 const PG_INT8_OID = 20;
+/** The most memory SQLite's page cache may take, in KiB. */
+const SQLITE_CACHE_KIB = 32 * 1024;
 
 /** Opens the configured database. Nothing connects before this is called; `db.destroy()` closes it. */
 export function createDatabase(settings: DatabaseSettings, options: DatabaseOptions = {}): Database {
@@ -90,6 +92,9 @@ function openSqlite(path: string): SQLite.Database {
   // FULL makes every acknowledged commit survive a power cut, not only a process crash.
   connection.pragma('synchronous = FULL');
   connection.pragma('foreign_keys = ON');
+  // The pages kept in memory (default 2 MiB): the indexes a burst of writes touches stay in memory,
+  // instead of being read back from the file (through the operating system) for every batch.
+  connection.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
   connection.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   return connection;
 }

@@ -24,7 +24,12 @@ export function encodeEntry(entry: CacheEntry): Buffer {
   return Buffer.concat([header, entry.bytes]);
 }
 
+/**
+ * The entry in `bytes`, its value copied out: a reply from Redis can be a slice of the client's read buffer,
+ * up to three times its size, and a copy kept in process would hold all of it while the in-process tier's
+ * bound counts only the value.
+ */
 export function decodeEntry(bytes: Buffer): CacheEntry | undefined {
   if (bytes.length < HEADER_BYTES) return undefined;
-  return { storedAt: bytes.readDoubleBE(0), bytes: bytes.subarray(HEADER_BYTES) };
+  return { storedAt: bytes.readDoubleBE(0), bytes: Buffer.from(bytes.subarray(HEADER_BYTES)) };
 }

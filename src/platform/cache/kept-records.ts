@@ -59,7 +59,9 @@ export function createKeptRecords<R>({
       if (copy !== undefined) return copy;
       const started = generation;
       const record = await load(key);
-      if (record !== undefined && started === generation && feed.trusted())
+      // Trust is asked first: asking may itself drop every copy (a write by another process noticed), and
+      // then this load, which may predate that write, must not be kept either.
+      if (record !== undefined && feed.trusted() && started === generation)
         kept.set(key, record as R & object);
       return record;
     },

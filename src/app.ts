@@ -13,6 +13,7 @@ import { type GuardOptions, requireGrant, requireOwnerOrGrant } from './platform
 import { responseCompressionOptions } from './platform/compression.js';
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, errorHandling, sendError } from './platform/error-handler.js';
+import { AppError, ErrorKinds } from './platform/errors.js';
 import { crossOrigin } from './platform/http/cors.js';
 import { timeoutOptions } from './platform/http/timeouts.js';
 import { httpDocs } from './platform/http-docs.js';
@@ -71,8 +72,9 @@ export async function buildApp({ config, logStream }: AppOptions): Promise<Fasti
   app.setReplySerializer(serializeJson);
   app.removeAllContentTypeParsers();
   const { bodyMaxDepth } = config.server;
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     try {
+      refuseEncodedBody(request.headers['content-encoding']);
       done(null, parseJsonBody(body as string, bodyMaxDepth));
     } catch (error) {
       done(error as Error, undefined);
@@ -125,4 +127,15 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
       );
     }
   }
+}
+
+/**
+ * Request bodies are taken as sent, never decompressed (a small compressed body could unpack past the body
+ * limit): a body in another content coding is refused as such (415), not misread as malformed JSON.
+ */
+function refuseEncodedBody(contentEncoding: string | undefined): void {
+  if (contentEncoding === undefined || /^\s*(identity\s*)?$/i.test(contentEncoding)) return;
+  throw AppError.of(ErrorKinds.UNSUPPORTED_MEDIA_TYPE, {
+    developerReason: 'request bodies are taken uncompressed: send no Content-Encoding (or identity)',
+  });
 }

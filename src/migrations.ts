@@ -4,6 +4,7 @@ import { messengerUsers } from './modules/messenger-users/migrations/0006-messen
 import { ping } from './modules/ping/migrations/0007-ping.js';
 import { players } from './modules/players/migrations/0002-players.js';
 import { tokens } from './modules/tokens/migrations/0001-tokens.js';
+import { tokenChanges } from './modules/tokens/migrations/0008-token-changes.js';
 import { leases } from './platform/db/migrations/0005-leases.js';
 import type { Migrations } from './platform/db/migrator.js';
 
@@ -20,4 +21,5 @@ export const migrations: Migrations = {
   '0005-leases': leases,
   '0006-messenger-users': messengerUsers,
   '0007-ping': ping,
+  '0008-token-changes': tokenChanges,
 };

@@ -39,6 +39,7 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     settings: config.auth,
     secret,
     ...(shared.tokenRevocations ? { revocations: shared.tokenRevocations } : {}),
+    log: shared.log,
   });
   const applications = createApplicationsModule({
     db,

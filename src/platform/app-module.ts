@@ -10,7 +10,10 @@ export interface AppModule<Service = unknown> {
   readonly name: string;
   readonly service: Service;
   readonly routes?: FastifyPluginAsyncTypebox;
-  /** Starts background work (periodic jobs); called once the app is ready, so after the migrations. */
-  start?(): void;
+  /**
+   * Starts background work (periodic jobs); called once the app is ready, so after the migrations. The app
+   * is ready once what it returns has settled.
+   */
+  start?(): void | Promise<void>;
   close?(): Promise<void>;
 }

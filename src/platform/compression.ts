@@ -1,6 +1,5 @@
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import { negotiate } from '@fastify/accept-negotiator';
 
 /** The encodings the service compresses answers in, the preferred first. */
 export const CONTENT_ENCODINGS = ['br', 'gzip'] as const;
@@ -29,13 +28,42 @@ export function compress(bytes: Buffer, encoding: ContentEncoding): Promise<Buff
     : gzipped(bytes, { level: GZIP_LEVEL });
 }
 
-/** The encoding to answer in, by the request's `Accept-Encoding` (its q-values honoured); none: identity. */
+/** A qvalue as RFC 9110 (12.4.2) writes it: 0 to 1, at most three decimals. */
+const QVALUE = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/;
+
+/**
+ * The encoding to answer in, by the request's `Accept-Encoding` (RFC 9110, 12.5.3); none: identity.
+ * Codings are compared without regard to case, `x-gzip` is gzip; a coding's own entry counts before `*`,
+ * which speaks only for the codings not listed; q=0 refuses; the highest q wins, Brotli on a tie. An entry
+ * with a malformed q is ignored.
+ */
 export function preferredEncoding(
   acceptEncoding: string | string[] | undefined,
 ): ContentEncoding | undefined {
   if (typeof acceptEncoding !== 'string' || acceptEncoding === '') return undefined;
-  const chosen = negotiate(acceptEncoding, [...CONTENT_ENCODINGS]);
-  return chosen === 'br' || chosen === 'gzip' ? chosen : undefined;
+  const weights = new Map<string, number>();
+  for (const entry of acceptEncoding.split(',')) {
+    const [name = '', ...parameters] = entry.split(';');
+    let coding = name.trim().toLowerCase();
+    if (coding === '') continue;
+    if (coding === 'x-gzip') coding = 'gzip';
+    let weight = 1;
+    for (const parameter of parameters) {
+      const [key = '', value = ''] = parameter.split('=').map((part) => part.trim());
+      if (key.toLowerCase() === 'q') weight = QVALUE.test(value) ? Number(value) : Number.NaN;
+    }
+    if (!Number.isNaN(weight)) weights.set(coding, Math.max(weights.get(coding) ?? 0, weight));
+  }
+  let chosen: ContentEncoding | undefined;
+  let best = 0;
+  for (const coding of CONTENT_ENCODINGS) {
+    const weight = weights.get(coding) ?? weights.get('*') ?? 0;
+    if (weight > best) {
+      best = weight;
+      chosen = coding;
+    }
+  }
+  return chosen;
 }
 
 /** Bodies smaller than this go out as they are: compressing them saves too little to pay for itself. */

@@ -1,3 +1,4 @@
+import { constants, fstatSync, openSync } from 'node:fs';
 import {
   type FastifyBaseLogger,
   type FastifyReply,
@@ -14,25 +15,99 @@ const LOG_BUFFER_BYTES = 4096;
 /** A quiet moment's lines are written within this time all the same. */
 const LOG_FLUSH_MS = 100;
 
-/** A log destination that gathers lines: `close` writes what it holds and stops its timer. */
+/**
+ * The most log bytes held while the destination does not take them (a log reader that stopped reading);
+ * lines beyond are dropped, and counted, rather than held until memory runs out.
+ */
+export const LOG_MAX_HELD_BYTES = 16 * 1024 * 1024;
+/** How long closing waits for the held lines to be written before giving them up. */
+export const LOG_CLOSE_DEADLINE_MS = 2000;
+
+/**
+ * Standard output, when it is a pipe, opened anew without blocking: a write to a pipe whose reader stalled
+ * then fails at once (and is tried again later) instead of holding a thread of libuv's pool, which the
+ * process waits for as it exits: with it stuck, the process would never end.
+ */
+function withoutBlocking(dest: number | string): number | string {
+  if (dest !== 1) return dest;
+  try {
+    return fstatSync(1).isFIFO()
+      ? openSync('/proc/self/fd/1', constants.O_WRONLY | constants.O_NONBLOCK)
+      : dest;
+  } catch {
+    return dest;
+  }
+}
+
+/** A log destination that gathers lines: `close` writes what it holds (within a deadline) and stops. */
 export interface LogDestination extends NodeJS.WritableStream {
-  close(): void;
+  close(): Promise<void>;
 }
 
 /**
  * Where the service's log lines go (standard output, or a file): written in batches of about 4 KiB, off the
  * request's path, instead of one synchronous write per line, and at least every 100 ms. What it holds is
- * written when the process exits (pino registers that) and when the app closes; a process killed outright
+ * written when the app closes and when the process exits (pino registers that); a process killed outright
  * (SIGKILL) can lose its last 100 ms of lines.
+ *
+ * A destination that stops taking lines (its reader stalled) costs neither memory nor the shutdown: beyond
+ * `LOG_MAX_HELD_BYTES` held, lines are dropped, and a line says how many once writing resumes; closing
+ * waits `LOG_CLOSE_DEADLINE_MS` at most for what is held, then gives it up (a synchronous write to a full
+ * pipe would block the process for good).
  */
 export function logDestination(dest: number | string = 1): LogDestination {
-  const destination = pino.destination({ dest, sync: false, minLength: LOG_BUFFER_BYTES });
-  const timer = setInterval(() => destination.flush(), LOG_FLUSH_MS);
+  let abandoned = false;
+  const destination = pino.destination({
+    dest: withoutBlocking(dest),
+    sync: false,
+    minLength: LOG_BUFFER_BYTES,
+    maxLength: LOG_MAX_HELD_BYTES,
+    // A full pipe: try again a moment later, until closing has given up on it.
+    retryEAGAIN: () => !abandoned,
+  });
+  // What is refused once given up on (the pipe still full) is dropped, not raised.
+  destination.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EAGAIN') throw error;
+  });
+  let dropped = 0;
+  /** Whether the line telling of dropped lines was itself dropped (the destination still full). */
+  let toldInVain: boolean | undefined;
+  destination.on('drop', () => {
+    if (toldInVain === undefined) dropped++;
+    else toldInVain = true;
+  });
+  const tellDropped = () => {
+    if (dropped === 0) return;
+    const count = dropped;
+    dropped = 0;
+    const line = `{"level":"warn","time":"${new Date().toISOString()}","dropped":${count},"msg":"log lines dropped: the log destination was not taking them"}\n`;
+    toldInVain = false;
+    destination.write(line);
+    // Still full: the count waits for the next try.
+    if (toldInVain) dropped += count;
+    toldInVain = undefined;
+  };
+  const timer = setInterval(() => {
+    tellDropped();
+    destination.flush();
+  }, LOG_FLUSH_MS);
   timer.unref();
   return Object.assign(destination as unknown as NodeJS.WritableStream, {
     close() {
       clearInterval(timer);
-      destination.flushSync();
+      tellDropped();
+      return new Promise<void>((resolve) => {
+        const giveUp = setTimeout(() => {
+          // The exit hook would write what is held synchronously, and wait on a full pipe for ever.
+          abandoned = true;
+          destination.flushSync = () => undefined;
+          resolve();
+        }, LOG_CLOSE_DEADLINE_MS);
+        destination.flush(() => {
+          clearTimeout(giveUp);
+          resolve();
+        });
+      });
     },
   });
 }

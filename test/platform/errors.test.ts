@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { errorCatalogue } from '../../src/platform/errors.js';
@@ -117,6 +118,29 @@ describe('error model', () => {
       payload: 'hi',
     });
     assertErrorResponse(reply, 415, ['UNSUPPORTED_MEDIA_TYPE']);
+  });
+
+  it('answers a compressed body with 415 (bodies are never decompressed), an identity one as usual', async () => {
+    const body = JSON.stringify({ name: 'a', grants: ['ping:read'] });
+    for (const encoding of ['gzip', 'br', 'GZIP', 'deflate, gzip', 'x-anything']) {
+      const reply = await app.inject({
+        method: 'POST',
+        url: '/test/echo',
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        payload: gzipSync(body),
+      });
+      const refused = assertErrorResponse(reply, 415, ['UNSUPPORTED_MEDIA_TYPE']);
+      assert.match(refused.extra[0].developer_reason, /Content-Encoding/);
+    }
+    for (const encoding of ['identity', ' Identity ', '']) {
+      const reply = await app.inject({
+        method: 'POST',
+        url: '/test/echo',
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        payload: body,
+      });
+      assert.equal(reply.statusCode, 200, `${encoding}: ${reply.body}`);
+    }
   });
 
   it('answers a body over the limit with 413 BODY_TOO_LARGE', async () => {

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, constants, mkdtempSync, openSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { REDACTED, redactSecrets, redactUrl } from '../../src/platform/logger.js';
 import { buildTestApp } from '../helpers/build-test-app.js';
+import { nodeArgs } from '../helpers/node-process.js';
 
 const SECRETS = [
   'eyJhbGciOiJIUzI1NiJ9.secret-jwt',
@@ -59,5 +66,76 @@ describe('logging', () => {
     const failure = logs.lines.find((line) => line.msg === 'request failed');
     assert.ok(failure, 'a 5xx is logged with its error');
     assert.match(JSON.stringify(failure), /failed/);
+  });
+});
+
+describe('the log destination', () => {
+  /** Runs the flooding process; its standard output is read only after `readAfterMs` (never: undefined). */
+  async function flood(lines: number, waitMs: number, readAfterMs?: number) {
+    // Standard output is a named pipe (as a container runtime or a shell gives it).
+    const fifo = join(mkdtempSync(join(tmpdir(), 'pds-log-')), 'stdout');
+    execFileSync('mkfifo', [fifo]);
+    const reading = new Socket({
+      fd: openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK),
+      readable: true,
+    });
+    reading.pause();
+    const writing = openSync(fifo, constants.O_WRONLY);
+    const child = spawn(
+      process.execPath,
+      [...nodeArgs('test/helpers/log-flood-process.ts'), `${lines}`, `${waitMs}`],
+      {
+        stdio: ['ignore', writing, 'pipe'],
+      },
+    );
+    closeSync(writing);
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+    });
+    const stdout: Buffer[] = [];
+    if (readAfterMs !== undefined)
+      setTimeout(() => reading.on('data', (chunk: Buffer) => stdout.push(chunk)).resume(), readAfterMs);
+    const code = await new Promise<number | null>((resolve) => {
+      const hung = setTimeout(() => {
+        child.kill('SIGKILL');
+        resolve(null);
+      }, 30_000);
+      child.once('exit', (exitCode) => {
+        clearTimeout(hung);
+        resolve(exitCode);
+      });
+    });
+    // What the pipe still holds once the writer is gone.
+    if (readAfterMs !== undefined && !reading.readableEnded) await once(reading, 'end');
+    reading.destroy();
+    const rssGrowthMiB = JSON.parse(stderr.split('\n')[0] ?? '{}').rssGrowthMiB as number;
+    return { code, stderr, rssGrowthMiB, stdout: Buffer.concat(stdout).toString('utf8') };
+  }
+
+  it('holds a bounded amount for a reader that stopped, and still closes and exits', async () => {
+    const run = await flood(20_000, 0);
+    assert.equal(
+      run.code,
+      0,
+      'the process exits by itself (a write to the full pipe would block it for good)',
+    );
+    assert.match(run.stderr, /closed/);
+    // 160 MiB of lines written into a pipe nobody reads: at most LOG_MAX_HELD_BYTES of them are held.
+    assert.ok(run.rssGrowthMiB < 64, `memory grew ${run.rssGrowthMiB.toFixed(0)} MiB`);
+  });
+
+  it('counts every line it dropped, in a line of its own once the reader is back', async () => {
+    const lines = 4000;
+    const run = await flood(lines, 3000, 1000);
+    assert.equal(run.code, 0);
+    const written = run.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { line?: number; dropped?: number });
+    const dropped = written.reduce((sum, line) => sum + (line.dropped ?? 0), 0);
+    const kept = written.filter((line) => line.line !== undefined).length;
+    assert.ok(dropped > 0, 'a 32 MiB burst into a stalled pipe drops lines');
+    assert.equal(kept + dropped, lines, 'every line is written or counted as dropped');
   });
 });

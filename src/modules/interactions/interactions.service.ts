@@ -4,8 +4,8 @@ import { createGroupCommitter, type GroupCommitSettings } from '../../platform/d
 import type { Executor } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
 import { parseJsonExact, serializeJson } from '../../platform/json.js';
-import { timeOrderedUuid } from '../../platform/time-ordered-id.js';
 import { decodeCursor, pageOf } from '../../platform/pagination.js';
+import { timeOrderedUuid } from '../../platform/time-ordered-id.js';
 import {
   createInteractionsRepository,
   type LogRecord,

@@ -2,6 +2,7 @@ import type { AppModule } from '../../platform/app-module.js';
 import { createTokenCodec, type TokenCodecSettings } from '../../platform/auth/token-codec.js';
 import type { InvalidationFeed } from '../../platform/cache/invalidation.js';
 import type { Executor } from '../../platform/db/transactions.js';
+import type { Logger } from '../../platform/logger.js';
 import { tokensRoutes } from './tokens.routes.js';
 import { createTokensService, type TokensService, type TokensSettings } from './tokens.service.js';
 
@@ -16,7 +17,15 @@ export interface TokensModuleDeps {
   readonly secret: string;
   /** How revoked tokens reach every instance (token records are kept in process only with one). */
   readonly revocations?: InvalidationFeed;
+  /** Where a failed read of the change mark is told. */
+  readonly log?: Pick<Logger, 'warn'>;
 }
+
+/**
+ * How often the database's mark of token changes is read: the longest a revocation no feed told of (a
+ * publish that failed, the command line run without Redis) goes unheard by an instance keeping records.
+ */
+export const TOKEN_CHANGES_CHECK_MS = 1000;
 
 /** Tokens: issuing, refreshing with rotation, revoking, and authenticating requests (the app's guard). */
 export function createTokensModule({
@@ -24,8 +33,28 @@ export function createTokensModule({
   settings,
   secret,
   revocations,
+  log,
 }: TokensModuleDeps): AppModule<TokensService> {
   const codec = createTokenCodec(secret, settings);
   const service = createTokensService({ db, codec, settings, ...(revocations ? { revocations } : {}) });
-  return { name: 'tokens', service, routes: tokensRoutes(service, settings.rateLimitPerMinute) };
+  let checks: NodeJS.Timeout | undefined;
+  const check = () =>
+    service
+      .checkForChanges()
+      .catch((error: unknown) => log?.warn({ err: error }, 'could not read the token change mark'));
+  return {
+    name: 'tokens',
+    service,
+    routes: tokensRoutes(service, settings.rateLimitPerMinute),
+    async start() {
+      if (!revocations) return;
+      // Records are kept only once the mark has been read: the first read is part of starting.
+      await check();
+      checks = setInterval(check, TOKEN_CHANGES_CHECK_MS);
+      checks.unref();
+    },
+    async close() {
+      clearInterval(checks);
+    },
+  };
 }

@@ -41,6 +41,16 @@ export function createTokensRepository(executor: Executor) {
         .execute();
     },
 
+    /** The change mark: it moves with every update or deletion of a token, whoever makes it. */
+    async changeMark(): Promise<number> {
+      const row = await db
+        .selectFrom('token_changes')
+        .select('serial')
+        .where('id', '=', 1)
+        .executeTakeFirst();
+      return Number(row?.serial ?? 0);
+    },
+
     async find(jti: string): Promise<TokenRecord | undefined> {
       const row = await db.selectFrom('tokens').selectAll().where('jti', '=', jti).executeTakeFirst();
       return (

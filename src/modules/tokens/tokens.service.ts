@@ -2,7 +2,7 @@ import { bearerChallenge } from '../../platform/auth/auth-errors.js';
 import type { Grant } from '../../platform/auth/grants.js';
 import type { Authenticator, Principal } from '../../platform/auth/principal.js';
 import type { TokenClaims, TokenCodec } from '../../platform/auth/token-codec.js';
-import type { InvalidationFeed } from '../../platform/cache/invalidation.js';
+import { type InvalidationFeed, watchingChangeMark } from '../../platform/cache/invalidation.js';
 import { createKeptRecords } from '../../platform/cache/kept-records.js';
 import { afterCommit, type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
@@ -37,6 +37,11 @@ export interface TokensService extends Authenticator {
    * revoked. With `within`, in the caller's transaction (an application's revocation and its credential's).
    */
   revoke(jti: string, options?: { readonly within?: Executor }): Promise<number>;
+  /**
+   * Reads the database's mark of token changes, and drops the records kept in process when it moved (a
+   * change no feed told of). Until it has been read once, no record is kept. Run it about every second.
+   */
+  checkForChanges(): Promise<void>;
 }
 
 /** What the tokens service needs of the configuration. */
@@ -73,8 +78,9 @@ export function createTokensService({
   const repository = createTokensRepository(db);
   /** The principal each kept record was last found to be, with the claims it was checked against. */
   const principals = new WeakMap<TokenRecord, { claims: TokenClaims; principal: Principal }>();
+  const feed = revocations && watchingChangeMark(revocations, () => repository.changeMark());
   const records = createKeptRecords({
-    feed: revocations,
+    feed,
     ...settings.recordsKept,
     load: (jti) => repository.find(jti),
     groupOf: (record: TokenRecord) => record.chainId,
@@ -178,6 +184,8 @@ export function createTokensService({
       const record = await createTokensRepository(executor).find(jti);
       return record ? revokeChain(executor, record.chainId, 'revoked') : 0;
     },
+
+    checkForChanges: async () => feed?.check(),
 
     async authenticate(token): Promise<Principal> {
       const claims = await codec.verify(token, { now: now() });

@@ -6,6 +6,8 @@ import type { Generated } from 'kysely';
  */
 export type TokensTables = {
   tokens: TokensTable;
+  /** One row: a serial the database moves with every update or delete of `tokens` (triggers). */
+  token_changes: { id: number; serial: number };
 };
 
 export type TokensTable = {

@@ -61,6 +61,41 @@ export function createLocalInvalidationFeed(
   };
 }
 
+/** A feed that also watches a change mark; `check` reads it. */
+export interface MarkWatchingFeed extends InvalidationFeed {
+  /** Reads the mark; when it moved since the last read, every listener is reset. */
+  check(): Promise<void>;
+}
+
+/**
+ * `feed`, backed by a mark the database keeps: a number that moves with every change of the records kept
+ * (moved by the database, whoever writes). Each `check` reads it, and when it moved every copy is dropped:
+ * a change whose publish failed, or made by a process that does not publish (the command line without
+ * Redis), is heard at the next check instead of when the copies expire. Copies are trusted only once the
+ * mark has been read (a change before the first read would pass unnoticed).
+ */
+export function watchingChangeMark(
+  feed: InvalidationFeed,
+  readMark: () => Promise<number>,
+): MarkWatchingFeed {
+  const listeners: InvalidationListener[] = [];
+  let seen: number | undefined;
+  return {
+    trusted: () => seen !== undefined && feed.trusted(),
+    publish: (keys) => feed.publish(keys),
+    listen(listener) {
+      listeners.push(listener);
+      feed.listen(listener);
+    },
+    close: () => feed.close(),
+    async check() {
+      const mark = await readMark();
+      if (seen !== undefined && mark !== seen) for (const listener of listeners) listener.reset();
+      seen = mark;
+    },
+  };
+}
+
 /** Keys travel in one message, one per line. */
 const SEPARATOR = '\n';
 /**

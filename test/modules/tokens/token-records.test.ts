@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { it, type TestContext } from 'node:test';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
+import { TOKEN_CHANGES_CHECK_MS } from '../../../src/modules/tokens/tokens.module.js';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.js';
 import { testRedisUrl } from '../../helpers/environment.js';
@@ -177,6 +178,60 @@ describeEachBackend(
           'it subscribes again by itself',
         );
         assert.equal((await whoami(second, token)).statusCode, 401);
+      });
+
+      it('hears within about a second a revocation nobody published (the command line without Redis)', async (t) => {
+        const { first, second, whoami } = await twoInstances(t, backend);
+        const token = await issueToken(first.app, first.config, { grants: ['player:read'] });
+        for (const instance of [first, second]) assert.equal((await whoami(instance, token)).statusCode, 200);
+        assert.equal(await revokeFromCommandLine(first, jtiOf(token), { withoutRedis: true }), 1);
+        for (const instance of [first, second]) {
+          const seen = await within(TOKEN_CHANGES_CHECK_MS + 500, async () => {
+            return (await whoami(instance, token)).statusCode === 401;
+          });
+          assert.notEqual(seen, undefined, 'the revoked token is still accepted 1.5 s later');
+        }
+      });
+
+      it('hears within about a second a revocation whose publish failed', async (t) => {
+        const redisUrl = new URL(String(testRedisUrl));
+        const proxy = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+        t.after(() => proxy.close());
+        // The first instance reaches Redis through a proxy that will go silent; the second directly.
+        const first = await buildTestApp(t, {
+          backend,
+          env: { REDIS_URL: throughProxy(String(testRedisUrl), proxy) },
+        });
+        const second = await buildTestApp(t, {
+          backend,
+          databaseUrl: first.databaseUrl,
+          redisKeyPrefix: first.config.redisKeyPrefix,
+        });
+        addWhoamiRoute(second.app, 'player:read');
+        for (const test of [first, second])
+          assert.notEqual(await within(5000, async () => subscriptions(test) > 0), undefined, 'subscribed');
+        const token = await issueToken(first.app, first.config, { grants: ['player:read'] });
+        const refresh = (presented: string) =>
+          first.app.inject({ method: 'POST', url: '/auth/refresh', payload: { token: presented } });
+        const refreshed = await refresh(token);
+        assert.equal(refreshed.statusCode, 200, refreshed.body);
+        const successor = refreshed.json().token as string;
+        const whoami = () =>
+          second.app.inject({ method: 'GET', url: '/test/whoami', headers: bearer(successor) });
+        assert.equal((await whoami()).statusCode, 200, 'the second instance keeps the successor');
+        proxy.freeze();
+        // Presenting the exchanged token again revokes its chain, successor included; the publish fails.
+        assert.equal((await refresh(token)).statusCode, 401);
+        const seen = await within(
+          TOKEN_CHANGES_CHECK_MS + 500,
+          async () => (await whoami()).statusCode === 401,
+        );
+        proxy.restore();
+        assert.notEqual(
+          seen,
+          undefined,
+          'the second instance still accepts the revoked successor 1.5 s later',
+        );
       });
     }
   },

@@ -5,6 +5,7 @@ import fp from 'fastify-plugin';
 import { Type } from 'typebox';
 import { errorAnchor, errorResponses } from './error-response.js';
 import { type ErrorKind, errorCatalogue } from './errors.js';
+import { fixedBody } from './http/fixed-body.js';
 import { REQUIRED_HEADER_KEY, responseDoc } from './http/response-docs.js';
 import { showOpenApiForms } from './openapi-form.js';
 import { API_VERSION } from './request-context.js';
@@ -159,9 +160,12 @@ export const httpDocs = fp(async (app: FastifyInstance, { publicUrl }: HttpDocsO
   await app.register(swagger, options);
   await app.register(swaggerUi, { routePrefix: '/docs/ui', uiConfig: { deepLinking: true } });
 
+  // Both answers are fixed once the app is ready: made once, compressed once, 304 for a client that has them.
+  const openApiBody = fixedBody('application/json; charset=utf-8', () => JSON.stringify(app.swagger()));
   app.get(
     '/openapi.json',
     {
+      compress: false,
       schema: {
         tags: ['Operations'],
         operationId: 'getOpenApiDocument',
@@ -171,16 +175,18 @@ export const httpDocs = fp(async (app: FastifyInstance, { publicUrl }: HttpDocsO
           200: responseDoc(Type.Object({}, { additionalProperties: true }), {
             description: 'The OpenAPI 3.1 document of this service.',
           }),
+          304: NOT_MODIFIED,
         },
       },
     },
-    async () => app.swagger(),
+    (request, reply) => openApiBody.send(request, reply),
   );
 
-  let page: string | undefined;
+  const pageBody = fixedBody('text/html; charset=utf-8', () => docsPage(app.swagger() as OpenApiDocument));
   app.get(
     '/docs',
     {
+      compress: false,
       schema: {
         tags: ['Operations'],
         operationId: 'getDocsPage',
@@ -191,15 +197,18 @@ export const httpDocs = fp(async (app: FastifyInstance, { publicUrl }: HttpDocsO
             description: 'An HTML page: the endpoints, and every error with its anchor.',
             mediaType: 'text/html',
           }),
+          304: NOT_MODIFIED,
         },
       },
     },
-    async (_request, reply) => {
-      page ??= docsPage(app.swagger() as OpenApiDocument);
-      return reply.type('text/html; charset=utf-8').send(page);
-    },
+    (request, reply) => pageBody.send(request, reply),
   );
 });
+
+/** A fixed answer the client already has: `If-None-Match` named its ETag. */
+const NOT_MODIFIED = {
+  description: 'The client already has this version (`If-None-Match` named its `ETag`): no body.',
+} as const;
 
 interface OpenApiDocument {
   paths?: Record<string, Record<string, { summary?: string; tags?: string[]; security?: unknown[] }>>;

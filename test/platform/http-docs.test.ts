@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { FastifyInstance } from 'fastify';
 import { errorCatalogue } from '../../src/platform/errors.js';
@@ -22,6 +23,46 @@ describe('OpenAPI and docs', () => {
     assert.ok(document.paths['/health'].get);
     assert.ok(document.components.schemas.ErrorResponse);
     for (const kind of errorCatalogue) assert.ok(document.info.description.includes(kind.name));
+  });
+
+  it('serves the document and the page as fixed bodies: compressed copies, HEAD alike, 304 by ETag', async () => {
+    for (const [url, type] of [
+      ['/openapi.json', /^application\/json/],
+      ['/docs', /^text\/html/],
+    ] as const) {
+      const plain = await app.inject({ method: 'GET', url });
+      assert.equal(plain.statusCode, 200);
+      assert.match(String(plain.headers['content-type']), type);
+      assert.equal(plain.headers['content-encoding'], undefined);
+      assert.equal(Number(plain.headers['content-length']), plain.rawPayload.length);
+      const etag = String(plain.headers.etag);
+      assert.match(etag, /^"[\w-]+"$/);
+      for (const [encoding, decode] of [
+        ['br', brotliDecompressSync],
+        ['gzip', gunzipSync],
+      ] as const) {
+        const headers = { 'accept-encoding': encoding };
+        const first = await app.inject({ method: 'GET', url, headers });
+        const again = await app.inject({ method: 'GET', url, headers });
+        assert.equal(first.headers['content-encoding'], encoding);
+        assert.equal(first.headers.vary, 'accept-encoding');
+        assert.deepEqual(decode(first.rawPayload), plain.rawPayload);
+        assert.deepEqual(again.rawPayload, first.rawPayload, 'the copy is kept');
+        assert.ok(first.rawPayload.length < plain.rawPayload.length / 3);
+        const head = await app.inject({ method: 'HEAD', url, headers });
+        assert.equal(head.headers['content-encoding'], encoding);
+        assert.equal(head.headers['content-length'], first.headers['content-length']);
+        assert.equal(head.rawPayload.length, 0);
+      }
+      for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+        const cached = await app.inject({ method: 'GET', url, headers: { 'if-none-match': ifNoneMatch } });
+        assert.equal(cached.statusCode, 304, ifNoneMatch);
+        assert.equal(cached.rawPayload.length, 0);
+        assert.equal(cached.headers.etag, etag);
+      }
+      const changed = await app.inject({ method: 'GET', url, headers: { 'if-none-match': '"other"' } });
+      assert.equal(changed.statusCode, 200);
+    }
   });
 
   it('names every operation with its own operationId', async () => {

@@ -10,7 +10,7 @@ import { createInfrastructure, type Infrastructure } from './infrastructure.js';
 import { createModules } from './modules.js';
 import type { Grant } from './platform/auth/grants.js';
 import { type GuardOptions, requireGrant, requireOwnerOrGrant } from './platform/auth/route-guard.js';
-import { responseCompressionOptions } from './platform/compression.js';
+import { readAcceptEncodingOnce, responseCompressionOptions } from './platform/compression.js';
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, errorHandling, sendError } from './platform/error-handler.js';
 import { AppError, ErrorKinds } from './platform/errors.js';
@@ -104,6 +104,7 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   if (config.server.corsOrigins.length > 0)
     await app.register(crossOrigin, { origins: config.server.corsOrigins });
   await app.register(httpMetrics, { registry: shared.metrics });
+  app.addHook('onRequest', readAcceptEncodingOnce);
   await app.register(compress, responseCompressionOptions);
   await app.register(httpDocs, { publicUrl });
   await app.register(rateLimiting, { redis: shared.redis, keyPrefix: config.redisKeyPrefix });
@@ -137,5 +138,7 @@ function refuseEncodedBody(contentEncoding: string | undefined): void {
   if (contentEncoding === undefined || /^\s*(identity\s*)?$/i.test(contentEncoding)) return;
   throw AppError.of(ErrorKinds.UNSUPPORTED_MEDIA_TYPE, {
     developerReason: 'request bodies are taken uncompressed: send no Content-Encoding (or identity)',
+    // The codings a request body may come in (RFC 9110, 12.5.3).
+    headers: { 'accept-encoding': 'identity' },
   });
 }

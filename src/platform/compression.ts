@@ -1,5 +1,6 @@
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** The encodings the service compresses answers in, the preferred first. */
 export const CONTENT_ENCODINGS = ['br', 'gzip'] as const;
@@ -52,7 +53,8 @@ export function preferredEncoding(
       const [key = '', value = ''] = parameter.split('=').map((part) => part.trim());
       if (key.toLowerCase() === 'q') weight = QVALUE.test(value) ? Number(value) : Number.NaN;
     }
-    if (!Number.isNaN(weight)) weights.set(coding, Math.max(weights.get(coding) ?? 0, weight));
+    // A coding listed twice takes its lower weight: a refusal is never cancelled by a repeat.
+    if (!Number.isNaN(weight)) weights.set(coding, Math.min(weights.get(coding) ?? 1, weight));
   }
   let chosen: ContentEncoding | undefined;
   let best = 0;
@@ -64,6 +66,21 @@ export function preferredEncoding(
     }
   }
   return chosen;
+}
+
+/**
+ * An `onRequest` hook: the request's `Accept-Encoding` replaced by this reading of it (the one encoding to
+ * answer in, or `identity`), so that @fastify/compress, which reads `*` as gzip even beside `gzip;q=0`,
+ * answers the other routes by the same rule as the cached values.
+ */
+export function readAcceptEncodingOnce(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  done: () => void,
+): void {
+  const given = request.headers['accept-encoding'];
+  if (given !== undefined) request.headers['accept-encoding'] = preferredEncoding(given) ?? 'identity';
+  done();
 }
 
 /** Bodies smaller than this go out as they are: compressing them saves too little to pay for itself. */

@@ -1,4 +1,3 @@
-import { constants, fstatSync, openSync } from 'node:fs';
 import {
   type FastifyBaseLogger,
   type FastifyReply,
@@ -23,22 +22,6 @@ export const LOG_MAX_HELD_BYTES = 16 * 1024 * 1024;
 /** How long closing waits for the held lines to be written before giving them up. */
 export const LOG_CLOSE_DEADLINE_MS = 2000;
 
-/**
- * Standard output, when it is a pipe, opened anew without blocking: a write to a pipe whose reader stalled
- * then fails at once (and is tried again later) instead of holding a thread of libuv's pool, which the
- * process waits for as it exits: with it stuck, the process would never end.
- */
-function withoutBlocking(dest: number | string): number | string {
-  if (dest !== 1) return dest;
-  try {
-    return fstatSync(1).isFIFO()
-      ? openSync('/proc/self/fd/1', constants.O_WRONLY | constants.O_NONBLOCK)
-      : dest;
-  } catch {
-    return dest;
-  }
-}
-
 /** A log destination that gathers lines: `close` writes what it holds (within a deadline) and stops. */
 export interface LogDestination extends NodeJS.WritableStream {
   close(): Promise<void>;
@@ -50,24 +33,20 @@ export interface LogDestination extends NodeJS.WritableStream {
  * written when the app closes and when the process exits (pino registers that); a process killed outright
  * (SIGKILL) can lose its last 100 ms of lines.
  *
- * A destination that stops taking lines (its reader stalled) costs neither memory nor the shutdown: beyond
+ * A destination that stops taking lines (its reader stalled) costs no unbounded memory: beyond
  * `LOG_MAX_HELD_BYTES` held, lines are dropped, and a line says how many once writing resumes; closing
  * waits `LOG_CLOSE_DEADLINE_MS` at most for what is held, then gives it up (a synchronous write to a full
- * pipe would block the process for good).
+ * pipe would block the process for good). Writes block as standard output does: a write to a pipe whose
+ * reader stalled for good keeps one thread of libuv's pool, and so the process's exit, waiting (its
+ * supervisor's kill ends it); a pipe opened without blocking avoids that but is retried only every 100 ms,
+ * too slow for a reader that merely lags.
  */
 export function logDestination(dest: number | string = 1): LogDestination {
-  let abandoned = false;
   const destination = pino.destination({
-    dest: withoutBlocking(dest),
+    dest,
     sync: false,
     minLength: LOG_BUFFER_BYTES,
     maxLength: LOG_MAX_HELD_BYTES,
-    // A full pipe: try again a moment later, until closing has given up on it.
-    retryEAGAIN: () => !abandoned,
-  });
-  // What is refused once given up on (the pipe still full) is dropped, not raised.
-  destination.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EAGAIN') throw error;
   });
   let dropped = 0;
   /** Whether the line telling of dropped lines was itself dropped (the destination still full). */
@@ -99,7 +78,6 @@ export function logDestination(dest: number | string = 1): LogDestination {
       return new Promise<void>((resolve) => {
         const giveUp = setTimeout(() => {
           // The exit hook would write what is held synchronously, and wait on a full pipe for ever.
-          abandoned = true;
           destination.flushSync = () => undefined;
           resolve();
         }, LOG_CLOSE_DEADLINE_MS);

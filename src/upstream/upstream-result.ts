@@ -9,7 +9,7 @@ import {
 } from '../platform/compression.js';
 import { ErrorResponseRef, errorResponses } from '../platform/error-response.js';
 import { AppError, type ErrorKind, ErrorKinds } from '../platform/errors.js';
-import { sendJsonBytes, setCacheHeaders } from '../platform/http/cache-headers.js';
+import { addVary, sendJsonBytes, setCacheHeaders } from '../platform/http/cache-headers.js';
 import {
   CACHED_VALUE_HEADERS,
   COMPRESSED_HEADERS,
@@ -60,7 +60,7 @@ export interface FoundValue {
  * request accepts it, from the copy kept beside the entry: no compression per answer.
  */
 export async function sendFound(reply: FastifyReply, found: FoundValue): Promise<FastifyReply> {
-  setCacheHeaders(reply, found.freshness).header('vary', 'accept-encoding');
+  addVary(setCacheHeaders(reply, found.freshness), 'accept-encoding');
   const encoding =
     found.body.length >= COMPRESSION_THRESHOLD_BYTES
       ? preferredEncoding(reply.request.headers['accept-encoding'])

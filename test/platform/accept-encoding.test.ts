@@ -30,6 +30,10 @@ describe('Accept-Encoding', () => {
     ['br;q=0.0001', undefined],
     ['br;q=1.000', 'br'],
     [',,;,', undefined],
+    // Listed twice: the lower weight (a repeat never cancels a refusal).
+    ['br;q=0, br', undefined],
+    ['br, br;q=0, gzip', 'gzip'],
+    ['br;q=0.5, br;q=0.8, gzip;q=0.6', 'gzip'],
   ];
   for (const [header, expected] of cases) {
     it(`${JSON.stringify(header)} -> ${expected ?? 'identity'}`, () => {

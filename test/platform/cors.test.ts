@@ -98,6 +98,19 @@ describe('CORS on (CORS_ORIGINS lists origins)', () => {
     }
   });
 
+  it('keeps Vary: Origin beside Vary: Accept-Encoding on answers that vary by both', async () => {
+    for (const url of ['/openapi.json', '/docs']) {
+      const reply = await app.inject({
+        method: 'GET',
+        url,
+        headers: { origin: SITE, 'accept-encoding': 'br' },
+      });
+      assert.equal(reply.statusCode, 200);
+      assertAllowed(reply, SITE);
+      assert.ok(varyOf(reply).includes('accept-encoding'), `${url}: Vary: Accept-Encoding`);
+    }
+  });
+
   it('lets a listed origin read errors too: 401 with WWW-Authenticate, 404', async () => {
     const unauthorized = await app.inject({ method: 'GET', url: '/player/Notch', headers: { origin: SITE } });
     assertErrorResponse(unauthorized, 401, 'TOKEN_MISSING');

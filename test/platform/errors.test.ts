@@ -131,6 +131,7 @@ describe('error model', () => {
       });
       const refused = assertErrorResponse(reply, 415, ['UNSUPPORTED_MEDIA_TYPE']);
       assert.match(refused.extra[0].developer_reason, /Content-Encoding/);
+      assert.equal(reply.headers['accept-encoding'], 'identity');
     }
     for (const encoding of ['identity', ' Identity ', '']) {
       const reply = await app.inject({

@@ -45,6 +45,17 @@ describe('OpenAPI and docs', () => {
         const first = await app.inject({ method: 'GET', url, headers });
         const again = await app.inject({ method: 'GET', url, headers });
         assert.equal(first.headers['content-encoding'], encoding);
+        assert.equal(
+          first.headers.etag,
+          `${etag.slice(0, -1)}-${encoding}"`,
+          'each representation its own tag',
+        );
+        const cached = await app.inject({
+          method: 'GET',
+          url,
+          headers: { ...headers, 'if-none-match': String(first.headers.etag) },
+        });
+        assert.equal(cached.statusCode, 304);
         assert.equal(first.headers.vary, 'accept-encoding');
         assert.deepEqual(decode(first.rawPayload), plain.rawPayload);
         assert.deepEqual(again.rawPayload, first.rawPayload, 'the copy is kept');

@@ -4,7 +4,12 @@ import type { InvalidationFeed } from '../../platform/cache/invalidation.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { Logger } from '../../platform/logger.js';
 import { tokensRoutes } from './tokens.routes.js';
-import { createTokensService, type TokensService, type TokensSettings } from './tokens.service.js';
+import {
+  createTokensService,
+  TOKEN_CHANGES_CHECK_MS,
+  type TokensService,
+  type TokensSettings,
+} from './tokens.service.js';
 
 export interface TokensModuleDeps {
   readonly db: Executor;
@@ -20,12 +25,6 @@ export interface TokensModuleDeps {
   /** Where a failed read of the change mark is told. */
   readonly log?: Pick<Logger, 'warn'>;
 }
-
-/**
- * How often the database's mark of token changes is read: the longest a revocation no feed told of (a
- * publish that failed, the command line run without Redis) goes unheard by an instance keeping records.
- */
-export const TOKEN_CHANGES_CHECK_MS = 1000;
 
 /** Tokens: issuing, refreshing with rotation, revoking, and authenticating requests (the app's guard). */
 export function createTokensModule({

@@ -53,6 +53,15 @@ export interface TokensSettings {
   readonly recordsKept: { readonly max: number; readonly forMs: number };
 }
 
+/**
+ * How often the database's mark of token changes is read (`checkForChanges`): the longest a revocation no
+ * feed told of (a publish that failed, the command line run without Redis) goes unheard by an instance
+ * keeping records.
+ */
+export const TOKEN_CHANGES_CHECK_MS = 1000;
+/** Records kept are used only while the mark was read this recently (reads failing: the database is read). */
+const TOKEN_CHANGES_TRUSTED_FOR_MS = 3 * TOKEN_CHANGES_CHECK_MS;
+
 export interface TokensServiceDeps {
   readonly db: Executor;
   readonly codec: TokenCodec;
@@ -78,7 +87,9 @@ export function createTokensService({
   const repository = createTokensRepository(db);
   /** The principal each kept record was last found to be, with the claims it was checked against. */
   const principals = new WeakMap<TokenRecord, { claims: TokenClaims; principal: Principal }>();
-  const feed = revocations && watchingChangeMark(revocations, () => repository.changeMark());
+  const feed =
+    revocations &&
+    watchingChangeMark(revocations, () => repository.changeMark(), TOKEN_CHANGES_TRUSTED_FOR_MS);
   const records = createKeptRecords({
     feed,
     ...settings.recordsKept,

@@ -68,30 +68,44 @@ export interface MarkWatchingFeed extends InvalidationFeed {
 }
 
 /**
- * `feed`, backed by a mark the database keeps: a number that moves with every change of the records kept
- * (moved by the database, whoever writes). Each `check` reads it, and when it moved every copy is dropped:
- * a change whose publish failed, or made by a process that does not publish (the command line without
- * Redis), is heard at the next check instead of when the copies expire. Copies are trusted only once the
- * mark has been read (a change before the first read would pass unnoticed).
+ * `feed`, backed by a mark the database keeps: a number that moves with every change that makes a kept
+ * copy wrong (moved by the database, whoever writes). Each `check` reads it, and when it moved every copy
+ * is dropped: a change whose publish failed, or made by a process that does not publish (the command line
+ * without Redis), is heard at the next check instead of when the copies expire. Copies are trusted only
+ * while the mark was read within `staleAfterMs` (a change before the first read, or while reads fail,
+ * would pass unnoticed). A check asked while one is under way joins it.
  */
 export function watchingChangeMark(
   feed: InvalidationFeed,
   readMark: () => Promise<number>,
+  staleAfterMs: number,
+  now: () => number = performance.now.bind(performance),
 ): MarkWatchingFeed {
   const listeners: InvalidationListener[] = [];
   let seen: number | undefined;
+  let seenAt = Number.NEGATIVE_INFINITY;
+  let reading: Promise<void> | undefined;
+  async function read(): Promise<void> {
+    try {
+      const mark = await readMark();
+      if (seen !== undefined && mark !== seen) for (const listener of listeners) listener.reset();
+      seen = mark;
+      seenAt = now();
+    } finally {
+      reading = undefined;
+    }
+  }
   return {
-    trusted: () => seen !== undefined && feed.trusted(),
+    trusted: () => now() - seenAt < staleAfterMs && feed.trusted(),
     publish: (keys) => feed.publish(keys),
     listen(listener) {
       listeners.push(listener);
       feed.listen(listener);
     },
     close: () => feed.close(),
-    async check() {
-      const mark = await readMark();
-      if (seen !== undefined && mark !== seen) for (const listener of listeners) listener.reset();
-      seen = mark;
+    check() {
+      reading ??= read();
+      return reading;
     },
   };
 }

@@ -15,6 +15,19 @@ export function setCacheHeaders(reply: FastifyReply, freshness: Freshness, now =
     .header('cache-control', `private, max-age=${maxAgeSeconds}`);
 }
 
+/** Adds `field` to the response's `Vary`, keeping what is there (CORS's `Origin`). */
+export function addVary(reply: FastifyReply, field: string): FastifyReply {
+  const current = reply.getHeader('vary');
+  const fields =
+    current === undefined
+      ? []
+      : String(current)
+          .split(',')
+          .map((part) => part.trim());
+  if (!fields.some((part) => part.toLowerCase() === field.toLowerCase())) fields.push(field);
+  return reply.header('vary', fields.filter(Boolean).join(', '));
+}
+
 /** Sends JSON bytes as they are: no parse, no serialization (the hot path of cached answers). */
 export function sendJsonBytes(reply: FastifyReply, status: number, body: Buffer): FastifyReply {
   return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(body);

@@ -6,6 +6,7 @@ import {
   compress,
   preferredEncoding,
 } from '../compression.js';
+import { addVary } from './cache-headers.js';
 
 /** A body that never changes while the process runs (the OpenAPI document, the documentation page). */
 export interface FixedBody {
@@ -15,30 +16,30 @@ export interface FixedBody {
 
 /**
  * A fixed body, made on the first request that needs it (`make`) and kept with its compressed copies:
- * answering costs no serialization and no compression, and a client that has it (`If-None-Match` with its
- * strong ETag) gets a 304 without it. Its route must say `compress: false`.
+ * answering costs no serialization and no compression, and a client that has it (`If-None-Match` naming
+ * one of its ETags) gets a 304 without it. Each representation has its own strong ETag (the identity
+ * bytes' hash, with `-br` or `-gzip` for a compressed copy). Its route must say `compress: false`.
  */
 export function fixedBody(contentType: string, make: () => string): FixedBody {
-  let identity: { bytes: Buffer; etag: string } | undefined;
+  let identity: { bytes: Buffer; tag: string } | undefined;
   const copies = new Map<ContentEncoding, Promise<Buffer>>();
+  const etagOf = (tag: string, encoding: ContentEncoding | undefined) =>
+    encoding ? `"${tag}-${encoding}"` : `"${tag}"`;
   return {
     async send(request, reply) {
       if (!identity) {
         const bytes = Buffer.from(make());
-        identity = {
-          bytes,
-          etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"`,
-        };
+        identity = { bytes, tag: createHash('sha256').update(bytes).digest('base64url').slice(0, 27) };
       }
-      reply
-        .header('content-type', contentType)
-        .header('etag', identity.etag)
-        .header('vary', 'accept-encoding');
-      if (matchesEtag(request.headers['if-none-match'], identity.etag)) return reply.code(304).send();
       const encoding =
         identity.bytes.length >= COMPRESSION_THRESHOLD_BYTES
           ? preferredEncoding(request.headers['accept-encoding'])
           : undefined;
+      addVary(reply.header('content-type', contentType), 'accept-encoding').header(
+        'etag',
+        etagOf(identity.tag, encoding),
+      );
+      if (namesOurs(request.headers['if-none-match'], identity.tag)) return reply.code(304).send();
       if (!encoding) return reply.send(identity.bytes);
       let copy = copies.get(encoding);
       if (!copy) {
@@ -50,11 +51,15 @@ export function fixedBody(contentType: string, make: () => string): FixedBody {
   };
 }
 
-/** Whether `If-None-Match` names the ETag (or is `*`); weak forms match too (RFC 9110, 13.1.2). */
-function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
+/**
+ * Whether `If-None-Match` is `*` or names one of the body's ETags (any representation: the client holds
+ * this very document); compared weakly, as RFC 9110 (13.1.2) says for `If-None-Match`.
+ */
+function namesOurs(ifNoneMatch: string | undefined, tag: string): boolean {
   if (ifNoneMatch === undefined) return false;
+  const ours = new Set([`"${tag}"`, `"${tag}-br"`, `"${tag}-gzip"`]);
   return ifNoneMatch
     .split(',')
-    .map((tag) => tag.trim().replace(/^W\//, ''))
-    .some((tag) => tag === '*' || tag === etag);
+    .map((etag) => etag.trim().replace(/^W\//, ''))
+    .some((etag) => etag === '*' || ours.has(etag));
 }

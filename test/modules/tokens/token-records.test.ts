@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { it, type TestContext } from 'node:test';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
-import { TOKEN_CHANGES_CHECK_MS } from '../../../src/modules/tokens/tokens.module.js';
+import { TOKEN_CHANGES_CHECK_MS } from '../../../src/modules/tokens/tokens.service.js';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.js';
 import { testRedisUrl } from '../../helpers/environment.js';
@@ -113,6 +113,27 @@ describeEachBackend(
         keeps ? 200 : 401,
         'without a way to hear of revocations, it reads every time',
       );
+    });
+
+    it('moves the change mark on a revocation or a deletion, never on an issue or a refresh', async (t) => {
+      const test = await buildTestApp(t, { backend });
+      const mark = async () =>
+        Number(
+          (await sql<{ serial: number }>`select serial from token_changes`.execute(test.app.db)).rows[0]
+            ?.serial,
+        );
+      const before = await mark();
+      const token = await issueToken(test.app, test.config, { grants: ['player:read'] });
+      const refreshed = await test.app.inject({ method: 'POST', url: '/auth/refresh', payload: { token } });
+      assert.equal(refreshed.statusCode, 200, refreshed.body);
+      assert.equal(await mark(), before, 'an issue and a refresh leave it (kept copies stay good)');
+      assert.equal(await revokeFromCommandLine(test, jtiOf(token)), 2);
+      const revoked = await mark();
+      assert.ok(revoked > before, 'a revocation moves it');
+      // The successor: nothing refers to it.
+      const successor = jtiOf(refreshed.json().token as string);
+      await sql`delete from tokens where jti = ${successor}`.execute(test.app.db);
+      assert.ok((await mark()) > revoked, 'a deletion moves it');
     });
 
     if (backend.cache === 'redis') {

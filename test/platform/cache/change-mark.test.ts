@@ -5,7 +5,7 @@ import { createLocalInvalidationFeed, watchingChangeMark } from '../../../src/pl
 describe('a feed watching a change mark', () => {
   it('is trusted only once the mark was read, and resets its listeners when the mark moved', async () => {
     let mark = 7;
-    const feed = watchingChangeMark(createLocalInvalidationFeed(), async () => mark);
+    const feed = watchingChangeMark(createLocalInvalidationFeed(), async () => mark, 3000);
     const heard: string[] = [];
     feed.listen({ invalidated: (keys) => heard.push(...keys), reset: () => heard.push('reset') });
     assert.equal(feed.trusted(), false, 'before the first read');
@@ -21,15 +21,47 @@ describe('a feed watching a change mark', () => {
     assert.deepEqual(heard, ['reset', 'chain'], 'what the feed tells still arrives');
   });
 
-  it('keeps its trust and its mark when a read fails', async () => {
+  it('stops trusting when the mark has not been read for a while (reads failing), and trusts again after a read', async () => {
+    let clock = 0;
     let failing = false;
-    const feed = watchingChangeMark(createLocalInvalidationFeed(), async () => {
-      if (failing) throw new Error('database down');
-      return 1;
-    });
+    const feed = watchingChangeMark(
+      createLocalInvalidationFeed(),
+      async () => {
+        if (failing) throw new Error('database down');
+        return 1;
+      },
+      3000,
+      () => clock,
+    );
     await feed.check();
     failing = true;
+    clock = 1000;
     await assert.rejects(feed.check(), /database down/);
+    assert.equal(feed.trusted(), true, 'read 1 s ago');
+    clock = 3000;
+    assert.equal(feed.trusted(), false, 'read 3 s ago: copies are not used');
+    failing = false;
+    await feed.check();
     assert.equal(feed.trusted(), true);
+  });
+
+  it('joins a check under way instead of reading again', async () => {
+    let reads = 0;
+    let answer: (mark: number) => void = () => undefined;
+    const feed = watchingChangeMark(
+      createLocalInvalidationFeed(),
+      () => {
+        reads++;
+        return new Promise<number>((resolve) => {
+          answer = resolve;
+        });
+      },
+      3000,
+    );
+    const first = feed.check();
+    const second = feed.check();
+    answer(1);
+    await Promise.all([first, second]);
+    assert.equal(reads, 1);
   });
 });

@@ -10,10 +10,13 @@ import { createInfrastructure, type Infrastructure } from './infrastructure.js';
 import { createModules } from './modules.js';
 import type { Grant } from './platform/auth/grants.js';
 import { type GuardOptions, requireGrant, requireOwnerOrGrant } from './platform/auth/route-guard.js';
-import { readAcceptEncodingOnce, responseCompressionOptions } from './platform/compression.js';
+import {
+  readAcceptEncodingOnce,
+  refuseEncodedBody,
+  responseCompressionOptions,
+} from './platform/compression.js';
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, errorHandling, sendError } from './platform/error-handler.js';
-import { AppError, ErrorKinds } from './platform/errors.js';
 import { crossOrigin } from './platform/http/cors.js';
 import { timeoutOptions } from './platform/http/timeouts.js';
 import { httpDocs } from './platform/http-docs.js';
@@ -128,17 +131,4 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
       );
     }
   }
-}
-
-/**
- * Request bodies are taken as sent, never decompressed (a small compressed body could unpack past the body
- * limit): a body in another content coding is refused as such (415), not misread as malformed JSON.
- */
-function refuseEncodedBody(contentEncoding: string | undefined): void {
-  if (contentEncoding === undefined || /^\s*(identity\s*)?$/i.test(contentEncoding)) return;
-  throw AppError.of(ErrorKinds.UNSUPPORTED_MEDIA_TYPE, {
-    developerReason: 'request bodies are taken uncompressed: send no Content-Encoding (or identity)',
-    // The codings a request body may come in (RFC 9110, 12.5.3).
-    headers: { 'accept-encoding': 'identity' },
-  });
 }

@@ -1,6 +1,7 @@
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, ErrorKinds } from './errors.js';
 
 /** The encodings the service compresses answers in, the preferred first. */
 export const CONTENT_ENCODINGS = ['br', 'gzip'] as const;
@@ -42,6 +43,9 @@ export function preferredEncoding(
   acceptEncoding: string | string[] | undefined,
 ): ContentEncoding | undefined {
   if (typeof acceptEncoding !== 'string' || acceptEncoding === '') return undefined;
+  // Already read once (`readAcceptEncodingOnce` leaves its verdict), or a client naming one coding.
+  if (acceptEncoding === 'br' || acceptEncoding === 'gzip') return acceptEncoding;
+  if (acceptEncoding === 'identity') return undefined;
   const weights = new Map<string, number>();
   for (const entry of acceptEncoding.split(',')) {
     const [name = '', ...parameters] = entry.split(';');
@@ -104,3 +108,16 @@ export const responseCompressionOptions = {
   },
   zlibOptions: { level: GZIP_LEVEL },
 };
+
+/**
+ * Request bodies are taken as sent, never decompressed (a small compressed body could unpack past the body
+ * limit): a body in another content coding is refused as such (415), not misread as malformed JSON.
+ */
+export function refuseEncodedBody(contentEncoding: string | undefined): void {
+  if (contentEncoding === undefined || /^\s*(identity\s*)?$/i.test(contentEncoding)) return;
+  throw AppError.of(ErrorKinds.UNSUPPORTED_MEDIA_TYPE, {
+    developerReason: 'request bodies are taken uncompressed: send no Content-Encoding (or identity)',
+    // The codings a request body may come in (RFC 9110, 12.5.3).
+    headers: { 'accept-encoding': 'identity' },
+  });
+}

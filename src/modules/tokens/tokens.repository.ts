@@ -41,7 +41,7 @@ export function createTokensRepository(executor: Executor) {
         .execute();
     },
 
-    /** The change mark: it moves with every update or deletion of a token, whoever makes it. */
+    /** The change mark: it moves with every revocation or deletion of a token, whoever makes it. */
     async changeMark(): Promise<number> {
       const row = await db
         .selectFrom('token_changes')

@@ -6,7 +6,7 @@ import type { Generated } from 'kysely';
  */
 export type TokensTables = {
   tokens: TokensTable;
-  /** One row: a serial the database moves with every update or delete of `tokens` (triggers). */
+  /** One row: a serial the database moves with every revocation or deletion of a token (triggers). */
   token_changes: { id: number; serial: number };
 };
 

@@ -18,14 +18,13 @@ export function setCacheHeaders(reply: FastifyReply, freshness: Freshness, now =
 /** Adds `field` to the response's `Vary`, keeping what is there (CORS's `Origin`). */
 export function addVary(reply: FastifyReply, field: string): FastifyReply {
   const current = reply.getHeader('vary');
-  const fields =
-    current === undefined
-      ? []
-      : String(current)
-          .split(',')
-          .map((part) => part.trim());
+  if (current === undefined) return reply.header('vary', field);
+  const fields = String(current)
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
   if (!fields.some((part) => part.toLowerCase() === field.toLowerCase())) fields.push(field);
-  return reply.header('vary', fields.filter(Boolean).join(', '));
+  return reply.header('vary', fields.join(', '));
 }
 
 /** Sends JSON bytes as they are: no parse, no serialization (the hot path of cached answers). */

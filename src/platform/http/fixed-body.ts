@@ -45,6 +45,8 @@ export function fixedBody(contentType: string, make: () => string): FixedBody {
       if (!copy) {
         copy = compress(identity.bytes, encoding);
         copies.set(encoding, copy);
+        // A failed compression is not kept: the next request tries again.
+        copy.catch(() => copies.delete(encoding));
       }
       return reply.header('content-encoding', encoding).send(await copy);
     },

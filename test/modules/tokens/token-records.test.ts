@@ -27,6 +27,18 @@ async function twoInstances(t: TestContext, backend: Backend) {
   return { first, second, whoami };
 }
 
+/** An instance that reaches Redis through a TCP proxy the test can freeze. */
+async function instanceBehindRedisProxy(t: TestContext, backend: Backend) {
+  const redisUrl = new URL(String(testRedisUrl));
+  const proxy = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+  t.after(() => proxy.close());
+  const test = await buildTestApp(t, {
+    backend,
+    env: { REDIS_URL: throughProxy(String(testRedisUrl), proxy) },
+  });
+  return { test, proxy };
+}
+
 const subscriptions = (test: TestApp) =>
   test.logs.lines.filter((line) => line.msg === 'invalidation feed subscribed').length;
 
@@ -138,13 +150,7 @@ describeEachBackend(
 
     if (backend.cache === 'redis') {
       it('stops trusting a subscription that went silent without closing, and reads the database', async (t) => {
-        const redisUrl = new URL(String(testRedisUrl));
-        const proxy = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
-        t.after(() => proxy.close());
-        const test = await buildTestApp(t, {
-          backend,
-          env: { REDIS_URL: throughProxy(String(testRedisUrl), proxy) },
-        });
+        const { test, proxy } = await instanceBehindRedisProxy(t, backend);
         addWhoamiRoute(test.app, 'player:read');
         const whoami = (token: string) =>
           test.app.inject({ method: 'GET', url: '/test/whoami', headers: bearer(token) });
@@ -215,14 +221,8 @@ describeEachBackend(
       });
 
       it('hears within about a second a revocation whose publish failed', async (t) => {
-        const redisUrl = new URL(String(testRedisUrl));
-        const proxy = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
-        t.after(() => proxy.close());
         // The first instance reaches Redis through a proxy that will go silent; the second directly.
-        const first = await buildTestApp(t, {
-          backend,
-          env: { REDIS_URL: throughProxy(String(testRedisUrl), proxy) },
-        });
+        const { test: first, proxy } = await instanceBehindRedisProxy(t, backend);
         const second = await buildTestApp(t, {
           backend,
           databaseUrl: first.databaseUrl,

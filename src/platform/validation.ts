@@ -1,4 +1,4 @@
-import { Ajv, type AnySchema, type ErrorObject } from 'ajv';
+import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { addBoundedJsonKeyword } from './bounded-json.js';
@@ -35,7 +35,51 @@ function createAjv(coerceTypes: false | 'array'): Ajv {
 export function createValidatorCompiler(): FastifySchemaCompiler<AnySchema> {
   const forBody = createAjv(false);
   const forText = createAjv('array');
-  return ({ schema, httpPart }) => (httpPart === 'body' ? forBody : forText).compile(schema);
+  return ({ schema, httpPart }) =>
+    httpPart === 'body' ? forBody.compile(schema) : finiteNumbersOnly(forText.compile(schema), schema);
+}
+
+type TextValidator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+/**
+ * A text part (path parameters, query string, headers) is coerced, and Ajv reads `1e400` there as Infinity,
+ * which its `minimum` and `maximum` let through (they look at finite numbers only): such a field is refused
+ * here, with the reason its own schema gives.
+ */
+function finiteNumbersOnly(validate: ValidateFunction, schema: AnySchema): TextValidator {
+  const fields = (typeof schema === 'object' && schema.properties) || {};
+  const check: TextValidator = (data) => {
+    if (!validate(data)) {
+      check.errors = validate.errors;
+      return false;
+    }
+    const name = endlessField(data);
+    if (name === undefined) {
+      check.errors = null;
+      return true;
+    }
+    check.errors = [
+      {
+        keyword: 'type',
+        instancePath: `/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+        schemaPath: `#/properties/${name}`,
+        params: { type: 'number' },
+        message: 'must be a finite number',
+        parentSchema: fields[name],
+      },
+    ];
+    return false;
+  };
+  return check;
+}
+
+/** The first field of a coerced text part holding a number (or numbers) that is not finite. */
+function endlessField(data: unknown): string | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const endless = (value: unknown) => typeof value === 'number' && !Number.isFinite(value);
+  return Object.entries(data).find(([, value]) =>
+    Array.isArray(value) ? value.some(endless) : endless(value),
+  )?.[0];
 }
 
 /** How much of a field name the client made up an error quotes back. */

@@ -68,6 +68,11 @@ describe('error model', () => {
       throw new Error('secret internal detail at /srv/app/db.ts:42');
     });
     app.get(
+      '/test/bounded',
+      { schema: { querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 100 }) }) } },
+      async (request) => request.query,
+    );
+    app.get(
       '/test/params/:id',
       { schema: { params: Type.Object({ id: Type.Integer({ minimum: 1 }) }) } },
       async (request) => request.params,
@@ -215,6 +220,23 @@ describe('error model', () => {
       'INVALID_FIELD',
     ]);
     assert.equal(body.cause, 'Invalid path parameter');
+  });
+
+  it('refuses a number in a path or query that is not finite (Ajv lets Infinity past minimum and maximum)', async () => {
+    for (const url of [
+      '/test/params/1e400',
+      '/test/params/-1e400',
+      '/test/bounded?limit=1e400',
+      '/test/bounded?limit=-1e999',
+    ]) {
+      const body = assertErrorResponse(await app.inject({ method: 'GET', url }), 400, ['INVALID_FIELD']);
+      assert.match(
+        body.extra[0]?.developer_reason ?? '',
+        /^(params\/id|query\/limit) must be a finite number$/,
+        url,
+      );
+    }
+    assert.equal((await app.inject({ method: 'GET', url: '/test/bounded?limit=1e1' })).statusCode, 200);
   });
 
   it('answers an unexpected exception with 500 INTERNAL_ERROR and no internals', async () => {

@@ -1,13 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { runCli } from '../../src/cli/run-cli.js';
-import type { Config } from '../../src/config.js';
+import { type Config, loadConfig } from '../../src/config.js';
 import { createTokensService, type TokensService } from '../../src/modules/tokens/tokens.service.js';
 import { GRANTS, type Grant } from '../../src/platform/auth/grants.js';
 import { principalOf } from '../../src/platform/auth/route-guard.js';
 import { createTokenCodec } from '../../src/platform/auth/token-codec.js';
+import { createDatabase } from '../../src/platform/db/database.js';
 import { executorOf } from '../../src/platform/db/transactions.js';
 import { SnowflakeOut } from '../../src/platform/snowflake.js';
+import { type Closer, deferClose, TEST_JWT_SECRET } from './build-test-app.js';
 
 /**
  * A tokens service over the app's database, with a clock of the test's choosing: for issuing tokens, and for
@@ -24,6 +26,22 @@ export function testTokens(
     codec: createTokenCodec(String(config.auth.jwtSecret), config.auth),
     settings: config.auth,
     now,
+  });
+}
+
+/**
+ * A tokens service on the database of service processes (startServiceProcess, which sign with
+ * TEST_JWT_SECRET), on a connection of its own closed when `t` ends: for issuing the tokens an operator
+ * would issue with the command line, to processes the test has no app of.
+ */
+export function tokensOnDatabase(t: Closer, databaseUrl: string): TokensService {
+  const config = loadConfig({ DATABASE_URL: databaseUrl, JWT_SECRET: TEST_JWT_SECRET });
+  const db = createDatabase(config.database);
+  deferClose(t, () => db.destroy());
+  return createTokensService({
+    db: executorOf(db),
+    codec: createTokenCodec(TEST_JWT_SECRET, config.auth),
+    settings: config.auth,
   });
 }
 

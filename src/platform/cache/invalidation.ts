@@ -126,8 +126,11 @@ const HEARTBEAT_MS = 2000;
 export function createRedisInvalidationFeed(redis: Redis, channel: string, log: Logger): InvalidationFeed {
   const listeners: InvalidationListener[] = [];
   // A connection of its own (a subscribed connection takes no other command), named after the main one.
+  // It subscribes on every 'ready' below; ioredis's own resubscription is off: it sends SUBSCRIBE without
+  // handling its failure, and a connection closing just then rejected it unhandled (a crash).
   const subscriber = redis.duplicate({
     connectionName: `${redis.options.connectionName ?? 'redis'}:subscriber`,
+    autoResubscribe: false,
   });
   let subscribed = false;
   const invalidate = (keys: readonly string[]) => {

@@ -22,7 +22,7 @@ export interface Scenario {
 
 const LOG_PATH = '/messenger/logging/interaction';
 /** Interaction logs, each durable (committed) before its 200, against the no-op twin of the route. */
-const interactionLogs = (name: string, env: Record<string, string>): Scenario => ({
+export const interactionLogs = (name: string, env: Record<string, string>): Scenario => ({
   name: `POST ${LOG_PATH}, ${name}`,
   path: LOG_PATH,
   env,
@@ -31,12 +31,15 @@ const interactionLogs = (name: string, env: Record<string, string>): Scenario =>
 });
 
 const PING_PLAYER = '20934ef9488c465180a78f861586b4cf';
-/** A year of pings, `perDay` samples a day: the read costs the same whatever `perDay` (aggregates only). */
-const pingHistory = (perDay: number): Scenario => ({
-  name: `GET /ping/{uuid}, 365 days of ${perDay} samples`,
+/**
+ * `days` of pings (a year unless given), `perDay` samples a day: the read costs the same whatever `perDay`
+ * (aggregates only), and grows with the days (one row each).
+ */
+export const pingHistory = (perDay: number, days = 365): Scenario => ({
+  name: `GET /ping/{uuid}, ${days} days of ${perDay} samples`,
   path: `/ping/${PING_PLAYER}`,
   env: {
-    BENCH_PING_SEED_DAYS: '365',
+    BENCH_PING_SEED_DAYS: String(days),
     BENCH_PING_SEED_PER_DAY: String(perDay),
     PING_RETENTION_DAYS: '400',
   },
@@ -50,7 +53,7 @@ const MODES = {
   'SQLite + Redis': { REDIS_URL },
   'PostgreSQL + Redis': { BENCH_DATABASE: 'postgres', REDIS_URL },
 } as const satisfies Record<string, Record<string, string>>;
-const PLAYERS = {
+export const PLAYERS = {
   // 917 KB: the cost of writing the bytes dominates.
   large: 'ef962ec2df6e48a2ac9d6062c1b84652',
   // 46 KB: per-request overhead (token check, routing, hooks, headers) weighs more.
@@ -58,7 +61,7 @@ const PLAYERS = {
 } as const;
 
 /** A cache hit of `GET /player/{uuid}` with a token, in one deployment mode. */
-const playerHit = (
+export const playerHit = (
   mode: keyof typeof MODES,
   player: keyof typeof PLAYERS,
   encoding?: 'br' | 'gzip',
@@ -69,6 +72,17 @@ const playerHit = (
   authenticated: true,
   upstream: true,
   ...(encoding ? { headers: { 'accept-encoding': encoding } } : {}),
+});
+
+/** The owner of the SkyBlock profiles fixture (214 KB, two profiles). */
+const PROFILES_PLAYER = 'ec1811e6822b4843bcd4fef82f75deb7';
+/** A cache hit of `GET /gamemode/profiles/{uuid}` with a token, on SQLite. */
+export const profilesHit = (): Scenario => ({
+  name: 'GET /gamemode/profiles/{uuid} cache hit, SQLite',
+  path: `/gamemode/profiles/${PROFILES_PLAYER}`,
+  env: { CACHE_PROFILES_FRESH_SECONDS: '86400' },
+  authenticated: true,
+  upstream: true,
 });
 
 export const scenarios: readonly Scenario[] = [

@@ -30,31 +30,32 @@ function milliseconds(text: string | undefined): number {
   return Number(match[1]) * (MS_PER_UNIT[match[2]] ?? Number.NaN);
 }
 
-/**
- * Loads `url` with wrk (two threads, one per core of the machines it runs on) for `seconds` (GETs, or what
- * `script` makes), and reads
- * its report: requests per second, the latency percentiles, and failures (non-2xx answers, socket errors).
- */
-export async function wrkLoad(
-  url: string,
-  {
-    connections,
-    seconds,
-    headers,
-    script,
-  }: {
-    connections: number;
-    seconds: number;
-    headers: Record<string, string>;
-    /** A wrk Lua script making the requests, given a nonce of this run as its argument. */
-    script?: string;
-  },
-): Promise<Measured> {
-  const args = ['-t2', `-c${connections}`, `-d${seconds}s`, '--latency'];
+export interface WrkOptions {
+  readonly connections: number;
+  readonly seconds: number;
+  readonly headers: Record<string, string>;
+  /** A wrk Lua script making the requests. */
+  readonly script?: string;
+  /** The script's arguments: a nonce of this run unless given. */
+  readonly scriptArgs?: readonly string[];
+  /** wrk's threads: two (one per core of the machines it runs on) unless given; at most `connections`. */
+  readonly threads?: number;
+}
+
+/** Runs wrk on `url` for `seconds` (GETs, or what `script` makes) and gives its report as it printed it. */
+export async function wrkOutput(url: string, options: WrkOptions): Promise<string> {
+  const { connections, seconds, headers, script } = options;
+  const threads = Math.min(options.threads ?? 2, connections);
+  const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency'];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
   if (script) args.push('-s', script);
-  const scriptArgs = script ? ['--', randomUUID()] : [];
+  const scriptArgs = script ? ['--', ...(options.scriptArgs ?? [randomUUID()])] : [];
   const { stdout } = await promisify(execFile)('wrk', [...args, url, ...scriptArgs]);
+  return stdout;
+}
+
+/** What wrk's report says: requests per second, the latency percentiles, and failures (non-2xx, socket errors). */
+export function measuredOf(stdout: string): Measured {
   const percentile = (p: string) => milliseconds(new RegExp(`^\\s*${p}%\\s+(\\S+)`, 'm').exec(stdout)?.[1]);
   const count = (pattern: RegExp) => [...stdout.matchAll(pattern)].reduce((sum, m) => sum + Number(m[1]), 0);
   return {
@@ -63,4 +64,9 @@ export async function wrkLoad(
     p99Ms: percentile('99'),
     failures: count(/Non-2xx or 3xx responses: (\d+)/g) + count(/(?:connect|read|write|timeout) (\d+)/g),
   };
+}
+
+/** Loads `url` with wrk and reads its report. */
+export async function wrkLoad(url: string, options: WrkOptions): Promise<Measured> {
+  return measuredOf(await wrkOutput(url, options));
 }

@@ -5,10 +5,19 @@
 // (parsing, validation, token check, answer) over services that store nothing, the baselines of the
 // interaction-log and ping-ingestion scenarios. With BENCH_PING_SEED_DAYS, it first records that many days
 // of pings for BENCH_PING_PLAYER (BENCH_PING_SEED_PER_DAY samples a day, through the real ingestion route).
+// With BENCH_CACHE_SEED_PLAYERS, it first looks that many distinct players up through the real route (an
+// upstream that answers any UUID, and a budget that allows it, are the runner's to give), filling the cache.
+// With BENCH_TOKEN_OWNERS, it issues that many tokens, each of an owner of its own (`tokens`).
+// Its line on stdout also says how it is set up where the report needs it: the in-process cache's bound,
+// the owner's share of the upstream key, how long the seeding took, and (after seeding players) the memory
+// held once the seeding's garbage is collected.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -23,6 +32,7 @@ import { resolveJwtSecret } from '../../src/platform/auth/jwt-secret.js';
 import { migrateToLatest } from '../../src/platform/db/migrator.js';
 import { executorOf } from '../../src/platform/db/transactions.js';
 import { logDestination } from '../../src/platform/logger.js';
+import { benchPlayerUuid, SEED_PREFIX } from './bench-players.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pds-bench-'));
 const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -94,16 +104,33 @@ const tokens = createTokensModule({
   settings: config.auth,
   secret: await resolveJwtSecret(config.auth.jwtSecret, config.dataDir),
 });
-const { token } = await tokens.service.issue(1n, [...GRANTS], { ttlSeconds: 86_400 });
+const owners = Number(process.env.BENCH_TOKEN_OWNERS ?? 1);
+const issued: string[] = [];
+for (let owner = 1n; owner <= BigInt(owners); owner++)
+  issued.push((await tokens.service.issue(owner, [...GRANTS], { ttlSeconds: 86_400 })).token);
+const token = issued[0];
+const seedStarted = performance.now();
 await seedPings();
+const heldAfterSeeding = await seedPlayers();
+const seedMs = performance.now() - seedStarted;
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();
 process.stdout.write(
-  `${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0, token })}\n`,
+  `${JSON.stringify({
+    port: typeof address === 'object' && address ? address.port : 0,
+    token,
+    tokens: issued,
+    cacheMaxBytes: config.cache.memoryMaxBytes,
+    ownerSharePercent: config.upstream.ownerSharePercent,
+    seedMs,
+    heldAfterSeeding,
+  })}\n`,
 );
 process.on('SIGTERM', async () => {
   await app.close();
   if (onPostgres) await admin(`drop schema ${schema} cascade`);
+  // The database may be in memory (a tmpfs): it must not outlive the run.
+  rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 });
 
@@ -137,4 +164,45 @@ async function seedPings(): Promise<void> {
     }
   }
   if (samples.length > 0) await send();
+}
+
+/**
+ * Distinct players looked up through the real route, `BENCH_CACHE_SEED_PLAYERS` of them, a few at a time
+ * (as many as the upstream connections, so that the upstream calls overlap without queueing): each is a
+ * miss that fetches, records and caches the player, as a client's first lookup would.
+ */
+async function seedPlayers(): Promise<NodeJS.MemoryUsage | undefined> {
+  // Set to 0, it seeds nothing but still says what an empty cache's process holds: the reference.
+  if (process.env.BENCH_CACHE_SEED_PLAYERS === undefined) return undefined;
+  const count = Number(process.env.BENCH_CACHE_SEED_PLAYERS);
+  let next = 0;
+  const lookUpInTurn = async () => {
+    while (next < count) {
+      const uuid = benchPlayerUuid(SEED_PREFIX, next++);
+      const reply = await app.inject({
+        method: 'GET',
+        url: `/player/${uuid}`,
+        headers: { authorization: `Bearer ${token}` },
+      });
+      if (reply.statusCode !== 200) throw new Error(`seeding players: ${reply.statusCode} ${reply.body}`);
+    }
+  };
+  await Promise.all(Array.from({ length: config.upstream.connections }, lookUpInTurn));
+  return await heldNow();
+}
+
+/**
+ * The memory the process holds once garbage is collected: after a fill, the heap is full of the parsed
+ * answers and request objects of the lookups, which V8 collects when it likes. A bench-only collection
+ * (`gc` exposed for it), a few times with pauses between: the Buffers a collection frees are released
+ * after it, so the count right after one still holds them.
+ */
+async function heldNow(): Promise<NodeJS.MemoryUsage> {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  for (let round = 0; round < 3; round++) {
+    gc();
+    await sleep(50);
+  }
+  return process.memoryUsage();
 }

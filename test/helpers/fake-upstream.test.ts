@@ -76,3 +76,27 @@ describe('fake upstream', () => {
     assert.ok(Date.now() - started >= 140);
   });
 });
+
+describe('fake upstream answering any player', () => {
+  it('answers a UUID without a fixture with a copy of the template, its uuid swapped', async () => {
+    const template = Buffer.from(
+      JSON.stringify({
+        success: true,
+        player: { uuid: FIXTURE_PLAYERS.minikloon.uuid, displayname: 'Copy' },
+      }),
+    );
+    const fake = await startFakeUpstream({ anyPlayer: template });
+    try {
+      const get = async (uuid: string) =>
+        (await (
+          await fetch(`${fake.url}/v2/player?uuid=${uuid}`, { headers: { 'API-Key': FAKE_API_KEY } })
+        ).json()) as { player: { uuid: string; displayname: string } };
+      const uuid = 'cafe0000000000000000000000000001';
+      assert.deepEqual(await get(uuid), { success: true, player: { uuid, displayname: 'Copy' } });
+      // The fixtures are still served as they are.
+      assert.equal((await get(FIXTURE_PLAYERS.builder.uuid)).player.displayname, 'builder_247');
+    } finally {
+      await fake.close();
+    }
+  });
+});

@@ -61,6 +61,23 @@ export interface FakeUpstreamOptions {
   /** Requests the fake Hypixel key allows per window (sent in RateLimit-Limit). */
   readonly rateLimit?: number;
   readonly rateLimitWindowSeconds?: number;
+  /**
+   * A PlayerResult body (`{"success":true,"player":{...}}`) to answer any UUID without a fixture with, its
+   * player's uuid swapped for the one asked, instead of `player: null`: the bench fills a cache with as many
+   * distinct players as it likes this way. Unset, such a UUID never joined (as for the tests).
+   */
+  readonly anyPlayer?: Buffer;
+}
+
+/**
+ * Copies of `template` for any UUID: its text cut around every occurrence of its player's uuid (the `uuid`
+ * field, and wherever else Hypixel repeats it), so that a copy is a join, not a parse and a serialization.
+ */
+function playerCopies(template: Buffer): (uuid: string) => Buffer {
+  const { player } = JSON.parse(template.toString('utf8')) as { player?: { uuid?: unknown } };
+  if (typeof player?.uuid !== 'string') throw new Error('anyPlayer: the template has no player.uuid');
+  const parts = template.toString('utf8').split(player.uuid);
+  return (uuid) => Buffer.from(parts.join(uuid));
 }
 
 const CLOUDFLARE_PAGE = (status: number) =>
@@ -74,6 +91,9 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     [FIXTURE_PLAYERS.minikloon.uuid, fixture('player.json')],
     [FIXTURE_PLAYERS.builder.uuid, fixture('player-large.json')],
   ]);
+  const copyOf = options.anyPlayer ? playerCopies(options.anyPlayer) : undefined;
+  const playerBody = (id: string) =>
+    players.get(id) ?? copyOf?.(id) ?? Buffer.from('{"success":true,"player":null}');
   const profiles = fixture('skyblock-profiles.json');
   const profileMembers = new Set([
     FIXTURE_PLAYERS.skyblocker.uuid,
@@ -131,8 +151,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const id = uuid.replaceAll('-', '').toLowerCase();
     if (!/^[0-9a-f]{32}$/.test(id))
       return json(response, 422, { success: false, cause: 'Malformed UUID' }, rate);
-    if (url.pathname === '/v2/player')
-      return json(response, 200, players.get(id) ?? { success: true, player: null }, rate);
+    if (url.pathname === '/v2/player') return json(response, 200, playerBody(id), rate);
     if (url.pathname === '/v2/skyblock/profiles') {
       return json(response, 200, profileMembers.has(id) ? profiles : { success: true, profiles: null }, rate);
     }

@@ -31,5 +31,18 @@ export function encodeEntry(entry: CacheEntry): Buffer {
  */
 export function decodeEntry(bytes: Buffer): CacheEntry | undefined {
   if (bytes.length < HEADER_BYTES) return undefined;
-  return { storedAt: bytes.readDoubleBE(0), bytes: Buffer.from(bytes.subarray(HEADER_BYTES)) };
+  return { storedAt: bytes.readDoubleBE(0), bytes: ownBytes(bytes.subarray(HEADER_BYTES)) };
+}
+
+/**
+ * `bytes` in memory of their own (copied unless they are already): a Buffer that is a view into a larger
+ * one keeps all of it alive. Node makes every Buffer under 4 KiB (`Buffer.from`, `Buffer.concat`) as a
+ * slice of a shared 8 KiB pool, so a kept 400-byte value held about 1.7 KiB, and a cache of many small
+ * values passed its byte bound.
+ */
+export function ownBytes(bytes: Buffer): Buffer {
+  if (bytes.byteOffset === 0 && bytes.length === bytes.buffer.byteLength) return bytes;
+  const own = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(own);
+  return own;
 }

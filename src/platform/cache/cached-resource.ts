@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ContentEncoding, compress } from '../compression.js';
-import type { Cache, CacheEntry } from './cache.js';
+import { type Cache, type CacheEntry, ownBytes } from './cache.js';
 import type { CacheMetrics } from './cache-metrics.js';
 import type { FetchLocks } from './fetch-locks.js';
 import type { SingleFlight } from './single-flight.js';
@@ -96,7 +96,7 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
     const kept = await variants.get(variantKey);
     if (kept?.storedAt === entry.storedAt) return kept.bytes;
     const { value } = await flights.run(`${variantKey}\u0000${entry.storedAt}`, async () => {
-      const bytes = await compress(entry.bytes, encoding);
+      const bytes = ownBytes(await compress(entry.bytes, encoding));
       const keepForMs = entry.storedAt + rules.freshMs(entry) + rules.staleIfErrorMs - now();
       if (keepForMs > 0) await variants.set(variantKey, { bytes, storedAt: entry.storedAt }, keepForMs);
       return bytes;
@@ -120,7 +120,8 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
   };
 
   async function fetchAndStore(key: string, fetch: () => Promise<Buffer>): Promise<CacheEntry> {
-    const bytes = await fetch();
+    // Bytes of their own, as the in-process cache keeps them: the answer and the cache hold the same ones.
+    const bytes = ownBytes(await fetch());
     const entry = { bytes, storedAt: now() };
     await cache.set(key, entry, rules.freshMs(entry) + rules.staleIfErrorMs);
     keepNear(key, entry);

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { Cache, CacheEntry } from './cache.js';
+import { type Cache, type CacheEntry, ownBytes } from './cache.js';
 
 /** Bookkeeping bytes per entry beyond its value and key, so that many tiny entries still count. */
 const ENTRY_OVERHEAD_BYTES = 128;
@@ -16,7 +16,9 @@ export function createMemoryCache(maxBytes: number): Cache {
       return lru.get(key);
     },
     async set(key, entry, keepForMs) {
-      lru.set(key, entry, { ttl: Math.max(1, keepForMs) });
+      // Counted by its length, so held by its length: never as a view into a larger buffer.
+      const bytes = ownBytes(entry.bytes);
+      lru.set(key, bytes === entry.bytes ? entry : { ...entry, bytes }, { ttl: Math.max(1, keepForMs) });
     },
   };
 }

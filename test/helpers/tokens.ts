@@ -6,7 +6,7 @@ import { createTokensService, type TokensService } from '../../src/modules/token
 import { GRANTS, type Grant } from '../../src/platform/auth/grants.js';
 import { principalOf } from '../../src/platform/auth/route-guard.js';
 import { createTokenCodec } from '../../src/platform/auth/token-codec.js';
-import { createDatabase } from '../../src/platform/db/database.js';
+import { createDatabase, type Database } from '../../src/platform/db/database.js';
 import { executorOf } from '../../src/platform/db/transactions.js';
 import { SnowflakeOut } from '../../src/platform/snowflake.js';
 import { type Closer, deferClose, TEST_JWT_SECRET } from './build-test-app.js';
@@ -35,13 +35,18 @@ export function testTokens(
  * would issue with the command line, to processes the test has no app of.
  */
 export function tokensOnDatabase(t: Closer, databaseUrl: string): TokensService {
-  const config = loadConfig({ DATABASE_URL: databaseUrl, JWT_SECRET: TEST_JWT_SECRET });
-  const db = createDatabase(config.database);
+  const db = createDatabase(loadConfig({ DATABASE_URL: databaseUrl, JWT_SECRET: TEST_JWT_SECRET }).database);
   deferClose(t, () => db.destroy());
+  return processTokens(db);
+}
+
+/** A tokens service on `db` for service processes (which sign with TEST_JWT_SECRET), as the command line issues. */
+export function processTokens(db: Database): TokensService {
+  const { auth } = loadConfig({ JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: '/nonexistent-unused' });
   return createTokensService({
     db: executorOf(db),
-    codec: createTokenCodec(TEST_JWT_SECRET, config.auth),
-    settings: config.auth,
+    codec: createTokenCodec(TEST_JWT_SECRET, auth),
+    settings: auth,
   });
 }
 

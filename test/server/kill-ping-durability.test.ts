@@ -6,9 +6,9 @@ import { loadConfig } from '../../src/config.js';
 import { createDatabase, type Database } from '../../src/platform/db/database.js';
 import { describeOrSkip } from '../helpers/backends.js';
 import { allDialects, skipOn } from '../helpers/environment.js';
-import { issueProcessToken } from '../helpers/process-tokens.js';
 import { startServiceProcess } from '../helpers/service-process.js';
 import { createTestDatabase } from '../helpers/test-database.js';
+import { processTokens } from '../helpers/tokens.js';
 
 /*
  * SIGKILL in the middle of a burst of ping batches (POST /ping/{player}, group-committed): every batch that
@@ -105,7 +105,7 @@ for (const dialect of allDialects) {
       const service = await startServiceProcess('src/main.ts', env);
       const exited = once(service.child, 'exit');
       t.after(() => service.child.kill('SIGKILL'));
-      const token = await issueProcessToken(db, ['ping:write', 'ping:read']);
+      const token = (await processTokens(db).issue(42n, ['ping:write', 'ping:read'])).token;
 
       const kill = () => service.child.kill('SIGKILL');
       const deadline = setTimeout(kill, BURST_DEADLINE_MS);

@@ -9,9 +9,9 @@ import { createDatabase } from '../../src/platform/db/database.js';
 import { describeOrSkip } from '../helpers/backends.js';
 import { allDialects, skipOn } from '../helpers/environment.js';
 import { eventually } from '../helpers/poll.js';
-import { issueProcessToken } from '../helpers/process-tokens.js';
 import { startServiceProcess } from '../helpers/service-process.js';
 import { createTestDatabase } from '../helpers/test-database.js';
+import { processTokens } from '../helpers/tokens.js';
 
 /*
  * SIGTERM while the service is under load (shutdown.test.ts covers one slow request on an otherwise idle
@@ -146,7 +146,7 @@ for (const dialect of allDialects) {
       const service = await startServiceProcess('test/helpers/slow-server.ts', env);
       const exited = once(service.child, 'exit');
       t.after(() => service.child.kill('SIGKILL'));
-      const token = await issueProcessToken(db, ['messenger:log']);
+      const token = (await processTokens(db).issue(42n, ['messenger:log'])).token;
       const agent = new Agent({ connections: KEPT_ALIVE_WRITERS });
       t.after(() => agent.close());
 

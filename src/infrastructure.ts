@@ -103,7 +103,9 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
 
 /** Connects to Redis without making the start wait on it: a missing Redis shows in /ready, not as a crash. */
 async function connectRedis(url: string, name: string, log: Logger): Promise<Redis> {
-  const redis = createRedis(url, name);
+  const redis = createRedis(url, name, () =>
+    log.warn('redis stopped answering: connecting again; meanwhile every Redis command fails at once'),
+  );
   redis.on('error', (error) => log.warn({ err: error }, 'redis connection error'));
   await redis.connect().catch((error: Error) => log.warn({ err: error }, 'redis is not reachable yet'));
   return redis;

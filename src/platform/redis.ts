@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import type { Logger } from './logger.js';
 
 /** How long a Redis command may take before the caller treats Redis as unavailable. */
 export const REDIS_COMMAND_TIMEOUT_MS = 1000;
@@ -53,4 +54,32 @@ function dropWhenSilent(redis: Redis, onSilent: (() => void) | undefined): void 
 export async function pingRedis(redis: Redis): Promise<void> {
   const answer = await redis.ping();
   if (answer !== 'PONG') throw new Error(`Redis answered PING with ${answer}`);
+}
+
+/** What a user of Redis with a fallback says of an outage: once as it starts, once as it ends. */
+export interface RedisOutageLog {
+  /** A command failed and the fallback is taken: a warning, unless this outage was told already. */
+  failed(error: unknown, fields?: Record<string, unknown>): void;
+  /** A command answered: the end of the outage, if there was one, is told. */
+  answered(): void;
+}
+
+/**
+ * Logs a Redis outage once as it starts and once as it ends, not on every call meanwhile: every request
+ * makes several Redis calls, and each would log a warning with its stack (four lines per lookup).
+ */
+export function redisOutageLog(log: Logger, failedMessage: string, backMessage: string): RedisOutageLog {
+  let failing = false;
+  return {
+    failed(error, fields = {}) {
+      if (failing) return;
+      failing = true;
+      log.warn({ err: error, ...fields }, failedMessage);
+    },
+    answered() {
+      if (!failing) return;
+      failing = false;
+      log.info(backMessage);
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../platform/logger.js';
+import { redisOutageLog } from '../platform/redis.js';
 import {
   type BudgetOptions,
   createMemoryBudget,
@@ -83,9 +84,12 @@ export function createRedisBudget(
 ): RateBudget {
   const keys = [key, `${key}:in-flight`] as const;
   const local = createMemoryBudget(options);
-  const fallBack = (error: unknown) => {
-    log.warn({ err: error, budget: key }, "redis budget unavailable; using this instance's own budget");
-  };
+  const outage = redisOutageLog(
+    log,
+    "redis budget unavailable; using this instance's own budget",
+    'redis budget available again',
+  );
+  const fallBack = (error: unknown) => outage.failed(error, { budget: key });
 
   const tryTake = async (): Promise<TakeResult> => {
     const ticket = randomUUID();
@@ -106,7 +110,9 @@ export function createRedisBudget(
   return {
     async take() {
       try {
-        return await takeWithWait(tryTake, options.holdMs);
+        const taken = await takeWithWait(tryTake, options.holdMs);
+        outage.answered();
+        return taken;
       } catch (error) {
         fallBack(error);
         const result = await local.take();
@@ -128,7 +134,7 @@ export function createRedisBudget(
           text(observed.resetSeconds),
           options.windowMs,
         )
-        .catch(fallBack);
+        .then(outage.answered, fallBack);
     },
     async remaining() {
       const value = await redis.hget(key, 'remaining');

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../platform/logger.js';
+import { redisOutageLog } from '../platform/redis.js';
 import { createMemoryQuota, type OwnerQuota, type QuotaOptions, quotaStatus } from './owner-quota.js';
 
 /*
@@ -71,18 +72,11 @@ export function createRedisQuota(
       options.sharePercent,
       options.windowMs,
     )) as number[];
-  // Logged when Redis fails and when it answers again, not on every call meanwhile (every lookup makes one).
-  let failing = false;
-  const fallBack = (error: unknown) => {
-    if (failing) return;
-    failing = true;
-    log.warn({ err: error }, "redis quota unavailable; using this instance's own owner quotas");
-  };
-  const answered = () => {
-    if (!failing) return;
-    failing = false;
-    log.info('redis quota available again');
-  };
+  const { failed: fallBack, answered } = redisOutageLog(
+    log,
+    "redis quota unavailable; using this instance's own owner quotas",
+    'redis quota available again',
+  );
 
   return {
     async take(owner) {

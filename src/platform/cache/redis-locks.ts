@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
+import { redisOutageLog } from '../redis.js';
 import { FAILURE_NOTE_MS, type FetchLease, type FetchLocks } from './fetch-locks.js';
 
 /** Takes the lock if it is free (answering our token), or answers the current holder's token. */
@@ -20,34 +21,49 @@ return 0`;
 export function createRedisLocks(redis: Redis, prefix: string, log: Logger): FetchLocks {
   const lockKey = (key: string) => `${prefix}lock:${key}`;
   const noteKey = (key: string, token: string) => `${prefix}failed:${key}:${token}`;
-  const unavailable = (operation: string) => (error: unknown) => {
-    log.warn({ err: error, operation }, 'redis locks unavailable; fetching without the shared lock');
-    return undefined;
-  };
+  const outage = redisOutageLog(
+    log,
+    'redis locks unavailable; fetching without the shared lock',
+    'redis locks available again',
+  );
+  /** The command's answer, or undefined when Redis fails it. */
+  const attempt = <T>(operation: string, command: Promise<T>): Promise<T | undefined> =>
+    command.then(
+      (answer) => {
+        outage.answered();
+        return answer;
+      },
+      (error: unknown) => {
+        outage.failed(error, { operation });
+        return undefined;
+      },
+    );
   const noLock = (token: string): FetchLease => ({ token, release: async () => undefined });
 
   return {
     async acquire(key, ttlMs) {
       const token = randomUUID();
-      const answer = await redis
-        .eval(ACQUIRE, 1, lockKey(key), token, Math.max(1, Math.ceil(ttlMs)))
-        .catch(unavailable('acquire'));
+      const answer = await attempt(
+        'acquire',
+        redis.eval(ACQUIRE, 1, lockKey(key), token, Math.max(1, Math.ceil(ttlMs))),
+      );
       if (typeof answer !== 'string') return noLock(token);
       if (answer !== token) return { heldBy: answer };
       return {
         token,
         async release(failure) {
-          await redis
-            .eval(RELEASE, 2, lockKey(key), noteKey(key, token), token, failure ?? '', FAILURE_NOTE_MS)
-            .catch(unavailable('release'));
+          await attempt(
+            'release',
+            redis.eval(RELEASE, 2, lockKey(key), noteKey(key, token), token, failure ?? '', FAILURE_NOTE_MS),
+          );
         },
       };
     },
     async holder(key) {
-      return (await redis.get(lockKey(key)).catch(unavailable('holder'))) ?? undefined;
+      return (await attempt('holder', redis.get(lockKey(key)))) ?? undefined;
     },
     async failureOf(key, token) {
-      return (await redis.getBuffer(noteKey(key, token)).catch(unavailable('failureOf'))) ?? undefined;
+      return (await attempt('failureOf', redis.getBuffer(noteKey(key, token)))) ?? undefined;
     },
   };
 }

@@ -66,6 +66,8 @@ async function deployment(t: TestContext) {
 
 const warned = (logs: LogCapture, message: string) =>
   logs.lines.some((line) => line.level === 'warn' && line.msg === message);
+/** How many lines say `message`. */
+const said = (logs: LogCapture, message: string) => logs.lines.filter((line) => line.msg === message).length;
 
 describeOrSkip('players while Redis goes away and comes back', { skip: skipWithoutRedis }, () => {
   it('answers from the in-process cache and budget meanwhile, logs it, and shares again once Redis is back', async (t) => {
@@ -126,6 +128,15 @@ describeOrSkip('players while Redis goes away and comes back', { skip: skipWitho
     assert.equal(seen.reply.headers['x-cache'], 'HIT', 'its fetch landed in the shared cache');
     assert.equal(fake.callsTo('/v2/player').length, 1, 'one upstream call for both instances');
     assert.equal(await sharedRemaining(), remainingBefore - 1, 'its call is counted in the shared budget');
+    // Each Redis user said so once as the outage began and once as it ended, not once per call (the
+    // outage's 23 lookups each made several).
+    for (const [failed, back] of [
+      ['redis cache unavailable; treating as a miss', 'redis cache available again'],
+      ["redis budget unavailable; using this instance's own budget", 'redis budget available again'],
+    ]) {
+      assert.equal(said(cut.logs, failed), 1, failed);
+      assert.equal(said(cut.logs, back), 1, back);
+    }
   });
 
   it('gone silent (a partition: no error, no answer), still answers in bounded time, and shares again once back', async (t) => {
@@ -144,8 +155,9 @@ describeOrSkip('players while Redis goes away and comes back', { skip: skipWitho
     await eventually('ready once Redis answers', async () => {
       return (await cut.app.inject({ method: 'GET', url: '/ready' })).statusCode === 200;
     });
-    // Commands that timed out while Redis was silent still reach it once the connection flows again (a
-    // budget take among them, whose ticket lapses later: the shared count may be lower, never higher).
+    // Commands sent before the instance dropped the silent connection may still reach Redis once the way
+    // flows again (a budget take among them, whose ticket lapses later: the shared count may be lower,
+    // never higher).
     const remainingBack = await sharedRemaining();
     assert.ok(remainingBack <= remainingBefore);
     const after = cold(200);

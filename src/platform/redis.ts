@@ -62,6 +62,8 @@ export interface RedisOutageLog {
   failed(error: unknown, fields?: Record<string, unknown>): void;
   /** A command answered: the end of the outage, if there was one, is told. */
   answered(): void;
+  /** The command's answer (told as answered), or undefined when Redis fails it (told as failed). */
+  attempt<T>(command: Promise<T>, fields?: Record<string, unknown>): Promise<T | undefined>;
 }
 
 /**
@@ -70,7 +72,7 @@ export interface RedisOutageLog {
  */
 export function redisOutageLog(log: Logger, failedMessage: string, backMessage: string): RedisOutageLog {
   let failing = false;
-  return {
+  const outage: RedisOutageLog = {
     failed(error, fields = {}) {
       if (failing) return;
       failing = true;
@@ -81,5 +83,17 @@ export function redisOutageLog(log: Logger, failedMessage: string, backMessage: 
       failing = false;
       log.info(backMessage);
     },
+    attempt: (command, fields) =>
+      command.then(
+        (answer) => {
+          outage.answered();
+          return answer;
+        },
+        (error: unknown) => {
+          outage.failed(error, fields);
+          return undefined;
+        },
+      ),
   };
+  return outage;
 }

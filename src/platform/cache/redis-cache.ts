@@ -10,28 +10,14 @@ export function createRedisCache(redis: Redis, prefix: string, log: Logger): Cac
     'redis cache unavailable; treating as a miss',
     'redis cache available again',
   );
-  /** The command's answer, or undefined (a miss) when Redis fails it. */
-  const attempt = <T>(operation: string, command: Promise<T>): Promise<T | undefined> =>
-    command.then(
-      (answer) => {
-        outage.answered();
-        return answer;
-      },
-      (error: unknown) => {
-        outage.failed(error, { operation });
-        return undefined;
-      },
-    );
   return {
     async get(key) {
-      const bytes = await attempt('get', redis.getBuffer(prefix + key));
+      const bytes = await outage.attempt(redis.getBuffer(prefix + key), { operation: 'get' });
       return bytes ? decodeEntry(bytes) : undefined;
     },
     async set(key, entry, keepForMs) {
-      await attempt(
-        'set',
-        redis.set(prefix + key, encodeEntry(entry), 'PX', Math.max(1, Math.ceil(keepForMs))),
-      );
+      const ttlMs = Math.max(1, Math.ceil(keepForMs));
+      await outage.attempt(redis.set(prefix + key, encodeEntry(entry), 'PX', ttlMs), { operation: 'set' });
     },
   };
 }

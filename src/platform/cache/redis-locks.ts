@@ -26,18 +26,7 @@ export function createRedisLocks(redis: Redis, prefix: string, log: Logger): Fet
     'redis locks unavailable; fetching without the shared lock',
     'redis locks available again',
   );
-  /** The command's answer, or undefined when Redis fails it. */
-  const attempt = <T>(operation: string, command: Promise<T>): Promise<T | undefined> =>
-    command.then(
-      (answer) => {
-        outage.answered();
-        return answer;
-      },
-      (error: unknown) => {
-        outage.failed(error, { operation });
-        return undefined;
-      },
-    );
+  const attempt = <T>(operation: string, command: Promise<T>) => outage.attempt(command, { operation });
   const noLock = (token: string): FetchLease => ({ token, release: async () => undefined });
 
   return {

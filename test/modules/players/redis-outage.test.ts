@@ -130,10 +130,11 @@ describeOrSkip('players while Redis goes away and comes back', { skip: skipWitho
     assert.equal(await sharedRemaining(), remainingBefore - 1, 'its call is counted in the shared budget');
     // Each Redis user said so once as the outage began and once as it ended, not once per call (the
     // outage's 23 lookups each made several).
-    for (const [failed, back] of [
+    const outages: [failed: string, back: string][] = [
       ['redis cache unavailable; treating as a miss', 'redis cache available again'],
       ["redis budget unavailable; using this instance's own budget", 'redis budget available again'],
-    ]) {
+    ];
+    for (const [failed, back] of outages) {
       assert.equal(said(cut.logs, failed), 1, failed);
       assert.equal(said(cut.logs, back), 1, back);
     }

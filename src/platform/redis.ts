@@ -2,9 +2,9 @@ import { Redis } from 'ioredis';
 import type { Logger } from './logger.js';
 
 /** How long a Redis command may take before the caller treats Redis as unavailable. */
-export const REDIS_COMMAND_TIMEOUT_MS = 1000;
+const REDIS_COMMAND_TIMEOUT_MS = 1000;
 /** How often a connection that is up asks Redis whether it still answers. */
-export const REDIS_HEARTBEAT_MS = 500;
+const REDIS_HEARTBEAT_MS = 500;
 
 /**
  * A Redis connection that fails fast instead of queueing while Redis is away: the callers (cache, limits,

@@ -1,4 +1,4 @@
-import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type AnySchema, type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { addBoundedJsonKeyword } from './bounded-json.js';
@@ -44,42 +44,51 @@ type TextValidator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | n
 /**
  * A text part (path parameters, query string, headers) is coerced, and Ajv reads `1e400` there as Infinity,
  * which its `minimum` and `maximum` let through (they look at finite numbers only): such a field is refused
- * here, with the reason its own schema gives.
+ * here, with the reason its own schema gives. Only the part's numeric fields are looked at; a part with none
+ * (a player's path) is validated by Ajv alone.
  */
-function finiteNumbersOnly(validate: ValidateFunction, schema: AnySchema): TextValidator {
-  const fields = (typeof schema === 'object' && schema.properties) || {};
+function finiteNumbersOnly(validate: ValidateFunction, schema: AnySchema): ValidateFunction | TextValidator {
+  const fields: Record<string, unknown> = (typeof schema === 'object' && schema.properties) || {};
+  const numeric = Object.keys(fields).filter((name) => takesNumbers(fields[name]));
+  if (numeric.length === 0) return validate;
   const check: TextValidator = (data) => {
     if (!validate(data)) {
       check.errors = validate.errors;
       return false;
     }
-    const name = endlessField(data);
-    if (name === undefined) {
-      check.errors = null;
-      return true;
-    }
-    check.errors = [
-      {
-        keyword: 'type',
-        instancePath: `/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
-        schemaPath: `#/properties/${name}`,
-        params: { type: 'number' },
-        message: 'must be a finite number',
-        parentSchema: fields[name],
-      },
-    ];
-    return false;
+    const values = data as Record<string, unknown>;
+    const name = numeric.find((field) => [values[field]].flat().some(isEndless));
+    check.errors =
+      name === undefined
+        ? null
+        : [
+            {
+              keyword: 'type',
+              instancePath: `/${escapePointer(name)}`,
+              schemaPath: `#/properties/${name}`,
+              params: { type: 'number' },
+              message: 'must be a finite number',
+              parentSchema: fields[name] as AnySchemaObject,
+            },
+          ];
+    return name === undefined;
   };
   return check;
 }
 
-/** The first field of a coerced text part holding a number (or numbers) that is not finite. */
-function endlessField(data: unknown): string | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const endless = (value: unknown) => typeof value === 'number' && !Number.isFinite(value);
-  return Object.entries(data).find(([, value]) =>
-    Array.isArray(value) ? value.some(endless) : endless(value),
-  )?.[0];
+const isEndless = (value: unknown) => typeof value === 'number' && !Number.isFinite(value);
+
+/** Whether a field's schema lets a number through (its type, or one of its alternatives' or items'). */
+function takesNumbers(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false;
+  const { type, anyOf, oneOf, items } = schema as Record<string, unknown>;
+  const types = [type].flat();
+  return (
+    types.includes('number') ||
+    types.includes('integer') ||
+    [anyOf, oneOf].some((alternatives) => Array.isArray(alternatives) && alternatives.some(takesNumbers)) ||
+    takesNumbers(items)
+  );
 }
 
 /** How much of a field name the client made up an error quotes back. */

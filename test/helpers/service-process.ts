@@ -1,6 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { TEST_JWT_SECRET } from './build-test-app.js';
+import { once } from 'node:events';
+import { loadConfig } from '../../src/config.js';
+import type { TokensService } from '../../src/modules/tokens/tokens.service.js';
+import { createDatabase, type Database } from '../../src/platform/db/database.js';
+import { type Closer, TEST_JWT_SECRET } from './build-test-app.js';
+import type { Dialect } from './environment.js';
 import { nodeArgs } from './node-process.js';
+import { createTestDatabase } from './test-database.js';
+import { processTokens } from './tokens.js';
 
 export interface ServiceProcess {
   readonly child: ChildProcess;
@@ -50,4 +57,40 @@ export async function startServiceProcess(
   await said(/Server listening at http:\/\/127\.0\.0\.1:\d+/);
   const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output.join(''))?.[1] ?? '';
   return { child, url, port: Number(new URL(url).port), output, said };
+}
+
+/** A service process on a database of its own, with what a test needs around it. */
+export interface ServiceOnDatabase {
+  readonly service: ServiceProcess;
+  /** Resolves with the process's exit. */
+  readonly exited: Promise<unknown[]>;
+  /** A connection of the test's own to the process's database. */
+  readonly db: Database;
+  /** Issues tokens the process accepts, as the command line would. */
+  readonly tokens: TokensService;
+  /** The process's environment (its DATABASE_URL among it), to start another on the same database. */
+  readonly env: Record<string, string>;
+}
+
+/**
+ * `startServiceProcess` on a fresh database of `dialect`: when `t` ends the process is killed (SIGKILL, if
+ * it still runs) and the database dropped.
+ */
+export async function serviceOnFreshDatabase(
+  t: Closer,
+  dialect: Dialect,
+  modulePath: string,
+  env: Record<string, string>,
+): Promise<ServiceOnDatabase> {
+  const database = await createTestDatabase(dialect);
+  const withDatabase = { ...env, DATABASE_URL: database.url };
+  const db = createDatabase(loadConfig(withDatabase).database);
+  t.after(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+  const service = await startServiceProcess(modulePath, withDatabase);
+  const exited = once(service.child, 'exit');
+  t.after(() => service.child.kill('SIGKILL'));
+  return { service, exited, db, tokens: processTokens(db), env: withDatabase };
 }

@@ -1,17 +1,9 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { it } from 'node:test';
 import { sql } from 'kysely';
-import { loadConfig } from '../../src/config.js';
-import { createTokensService } from '../../src/modules/tokens/tokens.service.js';
-import { createTokenCodec } from '../../src/platform/auth/token-codec.js';
-import { createDatabase } from '../../src/platform/db/database.js';
-import { executorOf } from '../../src/platform/db/transactions.js';
 import { describeOrSkip } from '../helpers/backends.js';
-import { TEST_JWT_SECRET } from '../helpers/build-test-app.js';
 import { allDialects, skipOn } from '../helpers/environment.js';
-import { startServiceProcess } from '../helpers/service-process.js';
-import { createTestDatabase } from '../helpers/test-database.js';
+import { serviceOnFreshDatabase, startServiceProcess } from '../helpers/service-process.js';
 
 const WRITERS = 32;
 /** The burst is cut (SIGKILL) once this many logs have been acknowledged. */
@@ -37,12 +29,8 @@ for (const dialect of allDialects) {
     { skip: skipOn(dialect) },
     () => {
       it('loses no log that was answered 200', async (t) => {
-        const database = await createTestDatabase(dialect);
-        const env = { DATABASE_URL: database.url, DATA_DIR: '/nonexistent-unused' };
-        const db = createDatabase(loadConfig(env).database);
-        t.after(async () => {
-          await db.destroy();
-          await database.drop();
+        const { service, exited, db, tokens, env } = await serviceOnFreshDatabase(t, dialect, 'src/main.ts', {
+          DATA_DIR: '/nonexistent-unused',
         });
         if (dialect === 'sqlite') {
           // A killed process loses nothing in WAL mode even with synchronous=NORMAL; a power cut does. The
@@ -52,16 +40,6 @@ for (const dialect of allDialects) {
           const mode = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(db);
           assert.deepEqual(mode.rows, [{ journal_mode: 'wal' }]);
         }
-        const service = await startServiceProcess('src/main.ts', env);
-        const exited = once(service.child, 'exit');
-        t.after(() => service.child.kill('SIGKILL'));
-
-        const config = loadConfig({ ...env, JWT_SECRET: TEST_JWT_SECRET });
-        const tokens = createTokensService({
-          db: executorOf(db),
-          codec: createTokenCodec(TEST_JWT_SECRET, config.auth),
-          settings: config.auth,
-        });
         const { token } = await tokens.issue(42n, ['messenger:log']);
 
         const acknowledged: number[] = [];

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { it } from 'node:test';
 import { sql } from 'kysely';
-import { loadConfig } from '../../src/config.js';
-import { createDatabase, type Database } from '../../src/platform/db/database.js';
+import type { Database } from '../../src/platform/db/database.js';
 import { describeOrSkip } from '../helpers/backends.js';
 import { allDialects, skipOn } from '../helpers/environment.js';
-import { startServiceProcess } from '../helpers/service-process.js';
-import { createTestDatabase } from '../helpers/test-database.js';
-import { processTokens } from '../helpers/tokens.js';
+import { serviceOnFreshDatabase, startServiceProcess } from '../helpers/service-process.js';
 
 /*
  * SIGKILL in the middle of a burst of ping batches (POST /ping/{player}, group-committed): every batch that
@@ -95,17 +91,13 @@ async function perPlayer(db: Database, player: string) {
 for (const dialect of allDialects) {
   describeOrSkip(`SIGKILL during a burst of ping batches on ${dialect}`, { skip: skipOn(dialect) }, () => {
     it('loses no batch that was answered 200, stores none in part, and the restarted service serves them', async (t) => {
-      const database = await createTestDatabase(dialect);
-      const env = { ...ENV, DATABASE_URL: database.url };
-      const db = createDatabase(loadConfig(env).database);
-      t.after(async () => {
-        await db.destroy();
-        await database.drop();
-      });
-      const service = await startServiceProcess('src/main.ts', env);
-      const exited = once(service.child, 'exit');
-      t.after(() => service.child.kill('SIGKILL'));
-      const token = (await processTokens(db).issue(42n, ['ping:write', 'ping:read'])).token;
+      const { service, exited, db, tokens, env } = await serviceOnFreshDatabase(
+        t,
+        dialect,
+        'src/main.ts',
+        ENV,
+      );
+      const token = (await tokens.issue(42n, ['ping:write', 'ping:read'])).token;
 
       const kill = () => service.child.kill('SIGKILL');
       const deadline = setTimeout(kill, BURST_DEADLINE_MS);

@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import { it } from 'node:test';
 import { sql } from 'kysely';
 import { Agent, request as undiciRequest } from 'undici';
-import { loadConfig } from '../../src/config.js';
-import { createDatabase } from '../../src/platform/db/database.js';
 import { describeOrSkip } from '../helpers/backends.js';
 import { allDialects, skipOn } from '../helpers/environment.js';
 import { eventually } from '../helpers/poll.js';
-import { startServiceProcess } from '../helpers/service-process.js';
-import { createTestDatabase } from '../helpers/test-database.js';
-import { processTokens } from '../helpers/tokens.js';
+import { serviceOnFreshDatabase } from '../helpers/service-process.js';
 
 /*
  * SIGTERM while the service is under load (shutdown.test.ts covers one slow request on an otherwise idle
@@ -136,17 +131,13 @@ function assertWholeAnswerAllowed(sent: Sent, sigtermAt: number) {
 for (const dialect of allDialects) {
   describeOrSkip(`SIGTERM under load on ${dialect}`, { skip: skipOn(dialect) }, () => {
     it('finishes what is in flight, answers every request it reads whole, stores exactly what it acknowledged, exits 0', async (t) => {
-      const database = await createTestDatabase(dialect);
-      const env = { DATABASE_URL: database.url, SLOW_MS: String(SLOW_MS), DATA_DIR: '/nonexistent-unused' };
-      const db = createDatabase(loadConfig(env).database);
-      t.after(async () => {
-        await db.destroy();
-        await database.drop();
-      });
-      const service = await startServiceProcess('test/helpers/slow-server.ts', env);
-      const exited = once(service.child, 'exit');
-      t.after(() => service.child.kill('SIGKILL'));
-      const token = (await processTokens(db).issue(42n, ['messenger:log'])).token;
+      const { service, exited, db, tokens } = await serviceOnFreshDatabase(
+        t,
+        dialect,
+        'test/helpers/slow-server.ts',
+        { SLOW_MS: String(SLOW_MS), DATA_DIR: '/nonexistent-unused' },
+      );
+      const token = (await tokens.issue(42n, ['messenger:log'])).token;
       const agent = new Agent({ connections: KEPT_ALIVE_WRITERS });
       t.after(() => agent.close());
 

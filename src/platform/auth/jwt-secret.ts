@@ -7,7 +7,7 @@ const SECRET_FILE = 'jwt-secret';
 const GENERATED_SECRET_BYTES = 48;
 /** HS256 is only as strong as its key: RFC 7518 asks for at least the hash size, 256 bits. */
 export const MIN_JWT_SECRET_BYTES = 32;
-/** Permission bits a secret file must not have: any access by group or others. */
+/** Permission bits a secret file must not have (access by group or others). */
 const GROUP_OR_OTHERS = 0o077;
 
 /**

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   COMPRESSION_THRESHOLD_BYTES,
+  CONTENT_ENCODINGS,
   type ContentEncoding,
   compress,
   preferredEncoding,
@@ -23,8 +24,6 @@ export interface FixedBody {
 export function fixedBody(contentType: string, make: () => string): FixedBody {
   let identity: { bytes: Buffer; tag: string } | undefined;
   const copies = new Map<ContentEncoding, Promise<Buffer>>();
-  const etagOf = (tag: string, encoding: ContentEncoding | undefined) =>
-    encoding ? `"${tag}-${encoding}"` : `"${tag}"`;
   return {
     async send(request, reply) {
       if (!identity) {
@@ -53,13 +52,17 @@ export function fixedBody(contentType: string, make: () => string): FixedBody {
   };
 }
 
+/** The ETag of one representation: the identity bytes' hash, with the encoding of a compressed copy. */
+const etagOf = (tag: string, encoding: ContentEncoding | undefined) =>
+  encoding ? `"${tag}-${encoding}"` : `"${tag}"`;
+
 /**
  * Whether `If-None-Match` is `*` or names one of the body's ETags (any representation: the client holds
  * this very document); compared weakly, as RFC 9110 (13.1.2) says for `If-None-Match`.
  */
 function namesOurs(ifNoneMatch: string | undefined, tag: string): boolean {
   if (ifNoneMatch === undefined) return false;
-  const ours = new Set([`"${tag}"`, `"${tag}-br"`, `"${tag}-gzip"`]);
+  const ours = new Set([undefined, ...CONTENT_ENCODINGS].map((encoding) => etagOf(tag, encoding)));
   return ifNoneMatch
     .split(',')
     .map((etag) => etag.trim().replace(/^W\//, ''))

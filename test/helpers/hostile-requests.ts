@@ -12,13 +12,13 @@ type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null;
 
 /** A JSON value as it goes on the wire: `Raw` is written as it is (numbers beyond a double keep their digits). */
-export class Raw {
+class Raw {
   constructor(readonly text: string) {}
 }
 export type Wire = Raw | string | boolean | null | readonly Wire[] | { readonly [key: string]: Wire };
 
 /** The JSON text of a wire value. */
-export function wireText(value: Wire): string {
+function wireText(value: Wire): string {
   if (value instanceof Raw) return value.text;
   if (Array.isArray(value)) return `[${value.map(wireText).join(',')}]`;
   if (isObject(value)) {
@@ -170,7 +170,7 @@ const nested = fc
   );
 
 /** Any hostile JSON value. */
-export const hostileValue: fc.Arbitrary<Wire> = fc.oneof(
+const hostileValue: fc.Arbitrary<Wire> = fc.oneof(
   { weight: 4, arbitrary: nastyText },
   { weight: 4, arbitrary: nastyNumber },
   { weight: 1, arbitrary: fc.constantFrom<Wire>(true, false, null, [], {}) },
@@ -282,7 +282,7 @@ function copyOf(value: Wire): Wire {
 }
 
 /** A value from `schema`: plausible as it is, or with one or two hostile changes. */
-export const valueFor = (schema: Json): fc.Arbitrary<Wire> =>
+const valueFor = (schema: Json): fc.Arbitrary<Wire> =>
   fc.oneof(
     plausible(schema),
     fc.tuple(plausible(schema), mutation).map(([value, change]) => mutated(value, change)),

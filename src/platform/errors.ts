@@ -72,6 +72,11 @@ const catalogue = {
     status: 403,
     reason: 'A reviewer may not approve their own application.',
   },
+  OPERATOR_ONLY_GRANT: {
+    code: 12007,
+    status: 400,
+    reason: 'An application may not ask for a grant that only an operator gives.',
+  },
   MESSENGER_USER_NOT_FOUND: { code: 14001, status: 404, reason: 'There is no such user.' },
   ACCOUNT_LINKED_ELSEWHERE: {
     code: 14002,

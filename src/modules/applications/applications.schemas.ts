@@ -1,11 +1,9 @@
 import { type Static, Type } from 'typebox';
-import { GRANTS } from '../../platform/auth/grants.js';
+import { DEVELOPER_GRANTS, GRANTS, OPERATOR_GRANTS } from '../../platform/auth/grants.js';
 import { Snowflake, SnowflakeOut } from '../../platform/snowflake.js';
 import { Text } from '../../platform/text.js';
 import { APPLICATION_STATES } from './applications.service.js';
 
-/** The grants an application may ask for: every grant but the reviewers' own. */
-export const APPLICABLE_GRANTS = GRANTS.filter((grant) => grant !== 'applications:review');
 
 const ID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 /** A change's reason: the command line takes the same (src/cli/applications.command.ts). */
@@ -33,15 +31,19 @@ export const ApplicationRequestSchema = Type.Object(
       }),
     ),
     grants: Type.Array(
-      Type.Enum([...APPLICABLE_GRANTS], {
-        'x-reason': `is not a grant an application can ask for; one of ${APPLICABLE_GRANTS.join(', ')}`,
+      // Any known grant passes the schema, so that an operator-only one is refused by name (400
+      // OPERATOR_ONLY_GRANT), not as an unknown word.
+      Type.Enum([...GRANTS], {
+        'x-reason': `is not a grant; an application may ask for ${DEVELOPER_GRANTS.join(', ')}`,
       }),
       {
         minItems: 1,
-        maxItems: APPLICABLE_GRANTS.length,
+        maxItems: DEVELOPER_GRANTS.length,
         uniqueItems: true,
-        'x-reason': `must list 1 to ${APPLICABLE_GRANTS.length} distinct grants`,
-        description: 'The grants the application asks for: distinct, at least one, not applications:review.',
+        'x-reason': `must list 1 to ${DEVELOPER_GRANTS.length} distinct grants`,
+        description:
+          `The grants the application asks for: distinct, at least one, of ${DEVELOPER_GRANTS.join(', ')}. ` +
+          `${OPERATOR_GRANTS.join(', ')} are given only by an operator: asking for one is a 400 (OPERATOR_ONLY_GRANT).`,
       },
     ),
     owner: Type.Optional(

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { bearerChallenge } from '../../platform/auth/auth-errors.js';
-import type { Grant } from '../../platform/auth/grants.js';
+import { type Grant, isOperatorGrant, OPERATOR_GRANTS } from '../../platform/auth/grants.js';
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
 import { decodeCursor, pageOf } from '../../platform/pagination.js';
@@ -131,6 +131,7 @@ export function createApplicationsService({
           developerReason: `body/owner must be the token's owner, ${owner}, or be left out`,
         });
       }
+      refuseOperatorGrants(grants);
       const at = now();
       const record: ApplicationRecord = {
         id: randomUUID(),
@@ -264,6 +265,28 @@ function ensureMayAct(
       'another reviewer, or an operator at the command line, must approve this application',
     );
   }
+  // An application made before the tiers existed may ask for an operator's grant: a reviewer's approval
+  // would hand it out, so only the command line may approve it.
+  const operatorOnly = application.grants.filter(isOperatorGrant);
+  if (action === 'approve' && actor.kind === 'token' && operatorOnly.length > 0) {
+    throw AppError.of(ErrorKinds.OPERATOR_ONLY_GRANT, {
+      status: 403,
+      reason: 'This application asks for a grant only an operator gives; an operator must approve it.',
+      developerReason: `the application asks for ${operatorOnly.join(', ')}, which only an operator gives: approve it with the command line (applications approve <id>)`,
+      headers: bearerChallenge('insufficient_scope'),
+    });
+  }
+}
+
+/** 400 OPERATOR_ONLY_GRANT naming each operator-only grant asked for, if any. */
+function refuseOperatorGrants(grants: readonly Grant[]): void {
+  const operatorOnly = grants.filter(isOperatorGrant);
+  if (operatorOnly.length === 0) return;
+  throw AppError.of(ErrorKinds.OPERATOR_ONLY_GRANT, {
+    cause: 'Invalid request body',
+    reason: `${operatorOnly.join(', ')} can only be given by an operator, not asked for in an application`,
+    developerReason: `grants ${operatorOnly.join(', ')}: only an operator gives ${OPERATOR_GRANTS.join(', ')}; remove ${operatorOnly.length === 1 ? 'it' : 'them'} from the application`,
+  });
 }
 
 /** 409 unless NEXT_STATES lets `from` move to `to`. */

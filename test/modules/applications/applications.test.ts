@@ -176,7 +176,6 @@ describeEachBackend('developer applications', (backend) => {
     const { apply, developer } = await setup(t, backend);
     const cases: [string, unknown, string[]][] = [
       ['an unknown grant', { name: 'x', grants: ['player:read', 'root'] }, ['body/grants/1']],
-      ['the reviewers grant', { name: 'x', grants: ['applications:review'] }, ['body/grants/0']],
       ['no grants', { name: 'x', grants: [] }, ['body/grants']],
       ['a repeated grant', { name: 'x', grants: ['ping:read', 'ping:read'] }, ['body/grants']],
       ['grants that are not a list', { name: 'x', grants: 'player:read' }, ['body/grants']],
@@ -212,7 +211,7 @@ describeEachBackend('developer applications', (backend) => {
       }
     }
     const grant = problems(await apply(developer, { name: 'x', grants: ['player:read', 'root'] }))[0];
-    assert.match(grant?.reason ?? '', /^grants\[1\] is not a grant an application can ask for/);
+    assert.match(grant?.reason ?? '', /^grants\[1\] is not a grant; an application may ask for player:read, /);
     const missing = await apply(developer, undefined);
     assert.equal(missing.statusCode, 400);
     assert.equal(problemName(missing), 'MISSING_FIELD');
@@ -224,7 +223,6 @@ describeEachBackend('developer applications', (backend) => {
         'player:read',
         'profiles:read',
         'ping:read',
-        'ping:write',
         'messenger:log',
         'messenger:read',
         'messenger:write',
@@ -232,6 +230,37 @@ describeEachBackend('developer applications', (backend) => {
     });
     assert.equal(longest.statusCode, 200, longest.body);
     assert.equal(json(longest).name, '🎮'.repeat(64));
+  });
+
+  it('refuses grants only an operator gives, by name, and stores nothing', async (t) => {
+    const { apply, developer, reviewer, call } = await setup(t, backend);
+    for (const grant of ['applications:review', 'ping:write', 'messenger:audit']) {
+      const reply = await apply(developer, { name: 'x', grants: ['player:read', grant] });
+      assert.equal(reply.statusCode, 400, `${grant}: ${reply.body}`);
+      const [problem, ...more] = problems(reply);
+      assert.equal(more.length, 0);
+      assert.equal(problem?.name, 'OPERATOR_ONLY_GRANT');
+      assert.match(problem?.reason ?? '', new RegExp(`^${grant} can only be given by an operator`));
+      assert.match(problem?.developer_reason ?? '', new RegExp(grant));
+    }
+    const both = problems(await apply(developer, { name: 'x', grants: ['ping:write', 'messenger:audit'] }))[0];
+    assert.match(both?.reason ?? '', /^ping:write, messenger:audit can only be given/);
+    const listed = json(await call('GET', `${BASE}?owner=${DEVELOPER}`, reviewer));
+    assert.deepEqual(listed.data, [], 'nothing was stored');
+  });
+
+  it('lets only an operator approve an application made before the tiers that asks for an operator grant', async (t) => {
+    const test = await setup(t, backend);
+    const id = await test.inState('pending');
+    // As an older version stored it, when an application could ask for ping:write.
+    await sql`update applications set grants = 'player:read ping:write' where id = ${id}`.execute(test.app.db);
+    const refused = await test.act(test.reviewer, id, 'approve');
+    assert.equal(refused.statusCode, 403, refused.body);
+    assert.equal(problemName(refused), 'OPERATOR_ONLY_GRANT');
+    assert.match(problems(refused)[0]?.developer_reason ?? '', /ping:write.*command line/);
+    assert.equal(json(await test.call('GET', `${BASE}/${id}`, test.reviewer)).currentState, 'pending');
+    // Rejecting it is still a reviewer's to do.
+    assert.equal((await test.act(test.reviewer, id, 'reject')).statusCode, 200);
   });
 
   it('allows a bounded number of pending applications per owner (409 beyond), exactly under concurrency', async (t) => {

@@ -176,6 +176,12 @@ export interface Problem {
   readonly developerReason: string;
 }
 
+/**
+ * The most problems one ErrorResponse lists: the first found. Whatever finds problems stops looking once it
+ * has this many, so that a rejected request costs about what reading it costs, and its answer stays small.
+ */
+export const MAX_PROBLEMS = 20;
+
 export interface AppErrorOptions {
   /** The ErrorResponse's `cause`; the status title when not given. */
   readonly cause?: string;
@@ -183,14 +189,18 @@ export interface AppErrorOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** An error the service means to answer with: everything it says is safe to send to the client. */
+/**
+ * An error the service means to answer with: everything it says is safe to send to the client. It keeps
+ * the first MAX_PROBLEMS problems it is given.
+ */
 export class AppError extends Error {
   readonly status: number;
   readonly summary: string;
   readonly problems: readonly Problem[];
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(problems: readonly Problem[], options: AppErrorOptions = {}) {
+  constructor(found: readonly Problem[], options: AppErrorOptions = {}) {
+    const problems = found.length > MAX_PROBLEMS ? found.slice(0, MAX_PROBLEMS) : found;
     const first = problems[0];
     if (!first) throw new TypeError('An AppError needs at least one problem');
     const status = options.status ?? first.kind.status;

@@ -9,7 +9,12 @@ import type { Config } from './config.js';
 import { createInfrastructure, type Infrastructure } from './infrastructure.js';
 import { createModules } from './modules.js';
 import type { Grant } from './platform/auth/grants.js';
-import { type GuardOptions, requireGrant, requireOwnerOrGrant } from './platform/auth/route-guard.js';
+import {
+  type Gate,
+  type GuardOptions,
+  requireGrant,
+  requireOwnerOrGrant,
+} from './platform/auth/route-guard.js';
 import {
   readAcceptEncodingOnce,
   refuseEncodedBody,
@@ -21,9 +26,10 @@ import { crossOrigin } from './platform/http/cors.js';
 import { timeoutOptions } from './platform/http/timeouts.js';
 import { httpDocs } from './platform/http-docs.js';
 import { parseJsonBody, serializeJson } from './platform/json.js';
+import { addressLimits } from './platform/limits/address-limit.js';
+import { chargeUncountedBody, workBudgetHeaders } from './platform/limits/work-budget.js';
 import { logDestination, loggerOptions, RequestLogController } from './platform/logger.js';
 import { httpMetrics } from './platform/metrics.js';
-import { rateLimiting } from './platform/rate-limit.js';
 import { requestContext, requestIdOf, stampHeaders } from './platform/request-context.js';
 import { createValidatorCompiler } from './platform/validation.js';
 
@@ -31,11 +37,14 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The app's database; opened by buildApp and closed with the app. */
     db: Database;
-    /** A route guard (`onRequest`): a valid bearer token, carrying `grant` when one is named (401 / 403 otherwise). */
+    /**
+     * A route guard (`onRequest`): a valid bearer token, carrying `grant` when one is named, whose owner's
+     * work budget admits the request (401 / 403 / 429 otherwise).
+     */
     requireGrant(grant?: Grant, options?: GuardOptions): onRequestAsyncHookHandler;
     /**
      * A route guard for someone's resource: a valid bearer token whose owner is the snowflake path
-     * parameter `ownerParam`, or which carries `grant` (401 / 403 otherwise).
+     * parameter `ownerParam`, or which carries `grant`, and whose owner's budget admits it (401 / 403 / 429).
      */
     requireOwnerOrGrant(grant: Grant, ownerParam: string): preHandlerAsyncHookHandler;
   }
@@ -78,6 +87,7 @@ export async function buildApp({ config, logStream }: AppOptions): Promise<Fasti
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     try {
       refuseEncodedBody(request.headers['content-encoding']);
+      chargeUncountedBody(request, (body as string).length, request.log);
       done(null, parseJsonBody(body as string, bodyMaxDepth));
     } catch (error) {
       done(error as Error, undefined);
@@ -110,16 +120,16 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   app.addHook('onRequest', readAcceptEncodingOnce);
   await app.register(compress, responseCompressionOptions);
   await app.register(httpDocs, { publicUrl });
-  await app.register(rateLimiting, { redis: shared.redis, keyPrefix: config.redisKeyPrefix });
+  await app.register(addressLimits, { buckets: shared.buckets });
+  await app.register(workBudgetHeaders);
 
   if (!config.upstream.hypixelApiKey)
     app.log.warn('HYPIXEL_API_KEY is not set: player and profile lookups will fail');
   const modules = await createModules(config, shared);
-  app.decorate('requireGrant', (grant?: Grant, options?: GuardOptions) =>
-    requireGrant(modules.authenticator, grant, options),
-  );
+  const gate: Gate = { authenticator: modules.authenticator, budget: modules.workBudget };
+  app.decorate('requireGrant', (grant?: Grant, options?: GuardOptions) => requireGrant(gate, grant, options));
   app.decorate('requireOwnerOrGrant', (grant: Grant, ownerParam: string) =>
-    requireOwnerOrGrant(modules.authenticator, grant, ownerParam),
+    requireOwnerOrGrant(gate, grant, ownerParam),
   );
   for (const { name, routes, start, close } of modules.list) {
     if (routes) await app.register(routes);

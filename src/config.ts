@@ -5,6 +5,7 @@ import type { ApplicationsModuleDeps } from './modules/applications/applications
 import type { HealthModuleDeps } from './modules/health/health.module.js';
 import type { InteractionsModuleDeps } from './modules/interactions/interactions.module.js';
 import type { MessengerUsersModuleDeps } from './modules/messenger-users/messenger-users.module.js';
+import type { OwnerBudgetsSettings } from './modules/owner-budgets/owner-budgets.service.js';
 import type { PingModuleDeps } from './modules/ping/ping.module.js';
 import type { PlayersSettings } from './modules/players/players.module.js';
 import type { ProfilesModuleDeps } from './modules/profiles/profiles.module.js';
@@ -12,6 +13,7 @@ import type { TokensModuleDeps } from './modules/tokens/tokens.module.js';
 import type { CachingSettings } from './platform/cache/caching.js';
 import type { DatabaseSettings } from './platform/db/database.js';
 import type { HttpTimeouts } from './platform/http/timeouts.js';
+import type { WorkBudgetSettings } from './platform/limits/work-budget.js';
 import type { LogLevel } from './platform/logger.js';
 import type { UpstreamSettings } from './upstream/upstreams.js';
 
@@ -50,6 +52,11 @@ export interface Config {
     /** Undefined outside production when not set: one is generated and kept in `dataDir`. */
     readonly jwtSecret: string | undefined;
   };
+  /**
+   * Each owner's budget of the service's work (units per window), how long a refusal is held, and how soon
+   * an operator's change of one owner's budget applies.
+   */
+  readonly workBudget: WorkBudgetSettings & OwnerBudgetsSettings;
   /** Interaction logs: their retention, and how their writes are grouped into commits. */
   readonly interactions: InteractionsModuleDeps['settings'];
   /** Ping samples: their retention, each day's history cap, the ingestion body limit, group commit. */
@@ -141,6 +148,12 @@ function toConfig(env: Env): Config {
       refreshWindowSeconds: env.TOKEN_REFRESH_WINDOW_SECONDS,
       recordsKept: { max: env.TOKEN_CACHE_MAX_ENTRIES, forMs: env.TOKEN_CACHE_SECONDS * 1000 },
       rateLimitPerMinute: env.RATE_LIMIT_AUTH_PER_MINUTE,
+    },
+    workBudget: {
+      units: env.WORK_BUDGET_UNITS,
+      windowSeconds: env.WORK_BUDGET_WINDOW_SECONDS,
+      refusalDelayMs: env.WORK_BUDGET_REFUSAL_DELAY_MS,
+      refreshMs: env.WORK_BUDGET_REFRESH_SECONDS * 1000,
     },
     interactions: {
       retentionDays: env.INTERACTION_LOG_RETENTION_DAYS,

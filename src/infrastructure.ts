@@ -11,6 +11,8 @@ import {
 } from './platform/cache/invalidation.js';
 import { createDatabase, type Database, externalWritesProbe, pingDatabase } from './platform/db/database.js';
 import { pendingMigrations } from './platform/db/migrator.js';
+import { type Buckets, createMemoryBuckets } from './platform/limits/buckets.js';
+import { createRedisBuckets } from './platform/limits/buckets-redis.js';
 import type { Logger } from './platform/logger.js';
 import { createMetricsRegistry } from './platform/metrics.js';
 import { createRedis, pingRedis } from './platform/redis.js';
@@ -35,6 +37,8 @@ export interface Infrastructure {
    */
   readonly tokenRevocations: InvalidationFeed | undefined;
   readonly upstreams: Upstreams;
+  /** The rate limits' token buckets: in Redis when configured (one per owner or address for all instances). */
+  readonly buckets: Buckets;
   readonly log: Logger;
   /** Readiness checks: database, migrations, and Redis when configured. */
   readonly probes: Readonly<Record<string, Probe>>;
@@ -69,6 +73,7 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
     : config.database.dialect === 'sqlite'
       ? createLocalInvalidationFeed(externalWritesProbe(db))
       : undefined;
+  const buckets = redis ? createRedisBuckets(redis, `${keyPrefix}limits:`, log) : createMemoryBuckets();
   const probes: Record<string, Probe> = {
     database: () => pingDatabase(db),
     migrations: async () => {
@@ -84,6 +89,7 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
     caching,
     tokenRevocations,
     upstreams,
+    buckets,
     log,
     probes,
     async close() {

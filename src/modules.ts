@@ -4,6 +4,7 @@ import { createApplicationsModule } from './modules/applications/applications.mo
 import { createHealthModule } from './modules/health/health.module.js';
 import { createInteractionsModule } from './modules/interactions/interactions.module.js';
 import { createMessengerUsersModule } from './modules/messenger-users/messenger-users.module.js';
+import { createOwnerBudgetsModule } from './modules/owner-budgets/owner-budgets.module.js';
 import { createPingModule } from './modules/ping/ping.module.js';
 import { createPlayersModule } from './modules/players/players.module.js';
 import { createProfilesModule } from './modules/profiles/profiles.module.js';
@@ -12,12 +13,15 @@ import type { AppModule } from './platform/app-module.js';
 import { deriveKey, resolveJwtSecret } from './platform/auth/jwt-secret.js';
 import type { Authenticator } from './platform/auth/principal.js';
 import { executorOf } from './platform/db/transactions.js';
+import { createWorkBudget, type WorkBudget } from './platform/limits/work-budget.js';
 
 export interface Modules {
   /** Every module, in the order their routes are registered (and the reverse of the order they close). */
   readonly list: readonly AppModule[];
   /** Who checks bearer tokens for the route guards. */
   readonly authenticator: Authenticator;
+  /** Each owner's budget of work, which the route guards charge. */
+  readonly workBudget: WorkBudget;
 }
 
 /**
@@ -33,12 +37,19 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     settings: config.operations,
     log: shared.log,
   });
+  const ownerBudgets = createOwnerBudgetsModule({ db, settings: config.workBudget, log: shared.log });
+  const workBudget = createWorkBudget({
+    buckets: shared.buckets,
+    settings: config.workBudget,
+    unitsOf: ownerBudgets.service.unitsOf,
+  });
   const secret = await resolveJwtSecret(config.auth.jwtSecret, config.dataDir);
   const tokens = createTokensModule({
     db,
     settings: config.auth,
     secret,
     ...(shared.tokenRevocations ? { revocations: shared.tokenRevocations } : {}),
+    standings: { work: workBudget.standing, upstream: upstreams.quota.status },
     log: shared.log,
   });
   const applications = createApplicationsModule({
@@ -67,7 +78,8 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
   });
   const ping = createPingModule({ db, players: players.service, settings: config.ping, log: shared.log });
   return {
-    list: [health, tokens, applications, interactions, players, profiles, messengerUsers, ping],
+    list: [health, ownerBudgets, tokens, applications, interactions, players, profiles, messengerUsers, ping],
     authenticator: tokens.service,
+    workBudget,
   };
 }

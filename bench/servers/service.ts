@@ -26,9 +26,10 @@ import { interactionsRoutes } from '../../src/modules/interactions/interactions.
 import type { InteractionsService } from '../../src/modules/interactions/interactions.service.js';
 import { pingRoutes } from '../../src/modules/ping/ping.routes.js';
 import type { PingService } from '../../src/modules/ping/ping.service.js';
-import { createTokensModule } from '../../src/modules/tokens/tokens.module.js';
+import { createTokensService } from '../../src/modules/tokens/tokens.service.js';
 import { GRANTS } from '../../src/platform/auth/grants.js';
 import { resolveJwtSecret } from '../../src/platform/auth/jwt-secret.js';
+import { createTokenCodec } from '../../src/platform/auth/token-codec.js';
 import { migrateToLatest } from '../../src/platform/db/migrator.js';
 import { executorOf } from '../../src/platform/db/transactions.js';
 import { logDestination } from '../../src/platform/logger.js';
@@ -99,15 +100,15 @@ const pingStoresNothing: PingService = {
 };
 await app.register(pingRoutes(pingStoresNothing, config.ping.bodyLimitBytes), { prefix: '/noop' });
 
-const tokens = createTokensModule({
+const tokens = createTokensService({
   db: executorOf(app.db),
+  codec: createTokenCodec(await resolveJwtSecret(config.auth.jwtSecret, config.dataDir), config.auth),
   settings: config.auth,
-  secret: await resolveJwtSecret(config.auth.jwtSecret, config.dataDir),
 });
 const owners = Number(process.env.BENCH_TOKEN_OWNERS ?? 1);
 const issued: string[] = [];
 for (let owner = 1n; owner <= BigInt(owners); owner++)
-  issued.push((await tokens.service.issue(owner, [...GRANTS], { ttlSeconds: 86_400 })).token);
+  issued.push((await tokens.issue(owner, [...GRANTS], { ttlSeconds: 86_400 })).token);
 const token = issued[0];
 const seedStarted = performance.now();
 await seedPings();

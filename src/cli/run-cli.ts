@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { applicationsCommand } from './applications.command.js';
+import { budgetCommand } from './budget.command.js';
 import type { CliIo, Command } from './cli-context.js';
 import { migrateCommand } from './migrate.command.js';
 import { tokenCommand } from './token.command.js';
@@ -10,6 +11,7 @@ const commands: Readonly<Record<string, Command>> = {
   migrate: migrateCommand,
   token: tokenCommand,
   applications: applicationsCommand,
+  budget: budgetCommand,
 };
 
 const HELP = new Set(['help', '--help', '-h']);

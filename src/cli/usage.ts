@@ -1,4 +1,4 @@
-import { GRANTS } from '../platform/auth/grants.js';
+import { DEVELOPER_GRANTS, OPERATOR_GRANTS } from '../platform/auth/grants.js';
 
 export const USAGE = `Usage: node dist/cli.js <command> [options]
 
@@ -7,7 +7,8 @@ Commands:
       Apply every pending database migration (DATABASE_URL) and exit.
   token issue --owner <id> --grant <grant> [--grant <grant> ...] [--ttl <seconds>]
       Issue a token for an owner (a Discord ID) with the given grants; prints {"token", "expires_at"}.
-      Grants: ${GRANTS.join(', ')}
+      Grants a developer may also apply for: ${DEVELOPER_GRANTS.join(', ')}
+      Grants only an operator gives: ${OPERATOR_GRANTS.join(', ')}
   token revoke --jti <jti>
       Revoke a token and every token refreshed from it, or that it was refreshed from.
   applications list [--state <state>] [--owner <id>] [--limit <n>]
@@ -16,6 +17,14 @@ Commands:
   applications approve|reject|revoke <id> [--reason <text>]
       Decide on an application as an operator (recorded as "operator" in its history); prints it.
       Approving prints the application's credential, a token for its owner with its grants, once.
+  budget set --owner <id> --units <n> [--reason <text>]
+      Give an owner a budget of the service's work of <n> cost units per WORK_BUDGET_WINDOW_SECONDS, in
+      place of WORK_BUDGET_UNITS; every instance applies it within WORK_BUDGET_REFRESH_SECONDS (10).
+      Prints it.
+  budget clear --owner <id>
+      Give the owner the default budget again (exit 1 if they had none of their own).
+  budget show [--owner <id>]
+      Print the owner's budget (the default if none of their own), or every owner's own budget.
   help, --help, -h
       Print this help.
   --version

@@ -1,8 +1,8 @@
 import type { Config } from '../config.js';
 import { TOKEN_REVOCATIONS_CHANNEL } from '../infrastructure.js';
-import { createTokensModule } from '../modules/tokens/tokens.module.js';
-import type { TokensService } from '../modules/tokens/tokens.service.js';
+import { createTokensService, type TokensService } from '../modules/tokens/tokens.service.js';
 import { resolveJwtSecret } from '../platform/auth/jwt-secret.js';
+import { createTokenCodec } from '../platform/auth/token-codec.js';
 import { createRedisInvalidationPublisher } from '../platform/cache/invalidation.js';
 import type { Database } from '../platform/db/database.js';
 import { executorOf } from '../platform/db/transactions.js';
@@ -22,10 +22,10 @@ export async function withTokens<T>(
   const redis = config.redisUrl ? createRedis(config.redisUrl, 'player-data-service:cli') : undefined;
   try {
     await redis?.connect();
-    const tokens = createTokensModule({
+    const tokens = createTokensService({
       db: executorOf(db),
+      codec: createTokenCodec(secret, config.auth),
       settings: config.auth,
-      secret,
       ...(redis
         ? {
             revocations: createRedisInvalidationPublisher(
@@ -35,7 +35,7 @@ export async function withTokens<T>(
           }
         : {}),
     });
-    return await work(tokens.service);
+    return await work(tokens);
   } finally {
     await redis?.quit().catch(() => redis.disconnect());
   }

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import type { AppError } from './errors.js';
+import { RATE_LIMIT_HEADERS } from './http/rate-limit-headers.js';
 import {
   type HeaderDocs,
   NO_STORE_HEADERS,
@@ -48,7 +49,9 @@ const ERROR_MEANINGS: Readonly<Record<number, string>> = {
   409: 'The request conflicts with the state of the resource.',
   413: 'The request body is larger than the limit.',
   415: 'The request body is not `application/json`.',
-  429: 'Too many requests from this client address: retry after Retry-After.',
+  429:
+    'Too many requests: the owner\'s budget of the service\'s work is used up (RateLimit policy "work"), or this ' +
+    'client address sent too many requests to an endpoint that issues tokens ("address"): retry after Retry-After.',
   500: 'An unexpected error; it is logged, and the answer reveals nothing of it.',
   503:
     'The service cannot serve now: the database is unavailable (Retry-After: 2) or the instance is shutting ' +
@@ -72,7 +75,10 @@ const ERROR_HEADERS: Readonly<Record<number, HeaderDocs>> = {
       required: true,
     },
   },
-  429: retryAfterHeader(true, 'Seconds until this client address may send again.'),
+  429: {
+    ...retryAfterHeader(true, 'Seconds until the request may be sent again.'),
+    ...RATE_LIMIT_HEADERS,
+  },
   503: retryAfterHeader(false, 'Seconds to wait before trying again, when known.'),
 };
 

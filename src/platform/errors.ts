@@ -25,6 +25,11 @@ const catalogue = {
     reason: 'The request did not arrive in time; send it again, all at once.',
   },
   URI_TOO_LONG: { code: 10012, status: 414, reason: 'The request path is too long.' },
+  WORK_BUDGET_EXHAUSTED: {
+    code: 10013,
+    status: 429,
+    reason: "You have used your share of the service's work for now; try again after Retry-After.",
+  },
   TOKEN_MISSING: { code: 11001, status: 401, reason: 'This endpoint needs an access token.' },
   TOKEN_INVALID: { code: 11002, status: 401, reason: 'The access token is not valid.' },
   TOKEN_EXPIRED: { code: 11003, status: 401, reason: 'The access token has expired.' },

@@ -6,7 +6,8 @@ import { Type } from 'typebox';
 import { errorAnchor, errorResponses } from './error-response.js';
 import { type ErrorKind, errorCatalogue } from './errors.js';
 import { fixedBody } from './http/fixed-body.js';
-import { REQUIRED_HEADER_KEY, responseDoc } from './http/response-docs.js';
+import { RATE_LIMIT_HEADERS } from './http/rate-limit-headers.js';
+import { REQUIRED_HEADER_KEY, type ResponseDoc, responseDoc, withHeaders } from './http/response-docs.js';
 import { showOpenApiForms } from './openapi-form.js';
 import { API_VERSION } from './request-context.js';
 
@@ -60,12 +61,25 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
 
 /**
  * Per route, before rendering: a route that documents its answers gets the ErrorResponses every route can
- * answer with (413, 415, 500, 503), unless it declares those statuses itself.
+ * answer with (413, 415, 500, 503), unless it declares those statuses itself. A route that takes a token
+ * also answers 429 when its owner's work budget is used up, and its answers carry the RateLimit headers.
  */
 function addEveryRouteErrors({ schema, url }: { schema: FastifySchema; url: string }) {
   if (!isObject(schema) || schema.hide || !isObject(schema.response)) return { schema, url };
-  const response: Json = { ...errorResponses(...EVERY_ROUTE_ERRORS), ...schema.response };
-  return { schema: { ...schema, response }, url };
+  const secured = Array.isArray(schema.security) && schema.security.length > 0;
+  const response: Json = {
+    ...errorResponses(...EVERY_ROUTE_ERRORS, ...(secured ? ([429] as const) : [])),
+    ...schema.response,
+  };
+  return {
+    schema: {
+      ...schema,
+      response: secured
+        ? withHeaders(response as Readonly<Record<number, ResponseDoc>>, RATE_LIMIT_HEADERS)
+        : response,
+    },
+    url,
+  };
 }
 
 /** Every operation of a rendered document. */

@@ -10,6 +10,7 @@ import {
 import { ErrorResponseRef, errorResponses } from '../platform/error-response.js';
 import { AppError, type ErrorKind, ErrorKinds } from '../platform/errors.js';
 import { addVary, sendJsonBytes, setCacheHeaders } from '../platform/http/cache-headers.js';
+import { addRateLimitHeaders, RATE_LIMIT_HEADERS } from '../platform/http/rate-limit-headers.js';
 import {
   CACHED_VALUE_HEADERS,
   COMPRESSED_HEADERS,
@@ -94,18 +95,18 @@ function sendUpstreamFailure(reply: FastifyReply, field: string, error: unknown)
   );
 }
 
-/** The name of the owner quota's policy in the RateLimit headers. */
-const QUOTA_POLICY = '"upstream"';
-
 /**
- * The caller's standing in their share of the upstream key, as the IETF RateLimit headers say it
- * (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: "upstream";q=<lookups>;w=<window seconds>`
- * and `RateLimit: "upstream";r=<remaining>;t=<seconds to reset>`. None until the key's limit is known.
+ * The caller's standing in their share of the upstream key, as the RateLimit headers say it (policy
+ * `"upstream"`, beside the owner's `"work"` budget): none until the key's limit is known.
  */
 function setQuotaHeaders(reply: FastifyReply, status: QuotaStatus | undefined): void {
   if (!status) return;
-  reply.header('ratelimit-policy', `${QUOTA_POLICY};q=${status.limit};w=${status.windowSeconds}`);
-  reply.header('ratelimit', `${QUOTA_POLICY};r=${status.remaining};t=${status.resetSeconds}`);
+  addRateLimitHeaders(reply, 'upstream', {
+    capacity: status.limit,
+    windowSeconds: status.windowSeconds,
+    remaining: status.remaining,
+    resetSeconds: status.resetSeconds,
+  });
 }
 
 export interface UpstreamLookup<T> {
@@ -167,26 +168,7 @@ function failureShape(field: string) {
   );
 }
 
-/**
- * The owner quota's headers (see setQuotaHeaders), on every answer of the lookup itself; absent until the
- * service knows the upstream key's limit.
- */
-const QUOTA_HEADERS: HeaderDocs = {
-  'RateLimit-Policy': {
-    description:
-      "The caller's share of the upstream key (IETF draft-ietf-httpapi-ratelimit-headers): " +
-      '`"upstream";q=<uncached lookups>;w=<window seconds>`. Absent until the upstream key\'s limit is known.',
-    schema: { type: 'string', pattern: '^"upstream";q=[0-9]+;w=[0-9]+$', example: '"upstream";q=60;w=300' },
-  },
-  RateLimit: {
-    description:
-      'Where the caller stands in their share: `"upstream";r=<remaining>;t=<seconds until it resets>`. Absent ' +
-      "until the upstream key's limit is known.",
-    schema: { type: 'string', pattern: '^"upstream";r=[0-9]+;t=[0-9]+$', example: '"upstream";r=59;t=300' },
-  },
-};
-
-const FAILURE_HEADERS: HeaderDocs = { ...NO_STORE_HEADERS, ...QUOTA_HEADERS };
+const FAILURE_HEADERS: HeaderDocs = { ...NO_STORE_HEADERS, ...RATE_LIMIT_HEADERS };
 
 export interface ResultDocs<S extends TSchema> {
   /** The result shape's field for the value (`player`, `profiles`). */
@@ -206,15 +188,16 @@ export function resultResponses<S extends TSchema>({ field, found, notFound }: R
   const failure = failureShape(field);
   return {
     200: responseDoc(found, {
-      headers: { ...CACHED_VALUE_HEADERS, ...COMPRESSED_HEADERS, ...QUOTA_HEADERS },
+      headers: { ...CACHED_VALUE_HEADERS, ...COMPRESSED_HEADERS, ...RATE_LIMIT_HEADERS },
     }),
     404: responseDoc(failure, {
       description: notFound,
-      headers: { ...CACHED_VALUE_HEADERS, ...QUOTA_HEADERS },
+      headers: { ...CACHED_VALUE_HEADERS, ...RATE_LIMIT_HEADERS },
     }),
-    429: responseDoc(failure, {
+    429: responseDoc(Type.Union([failure, ErrorResponseRef]), {
       description:
-        "The upstream, its rate budget or the caller's share of it is throttling lookups (`throttle: true`).",
+        "In the result shape: the upstream, its rate budget or the caller's share of it is throttling lookups " +
+        "(`throttle: true`). As an ErrorResponse: the owner's budget of the service's work is used up.",
       headers: {
         ...FAILURE_HEADERS,
         ...retryAfterHeader(true, 'Seconds until a lookup may be tried again.'),

@@ -131,6 +131,8 @@ export async function testConfig(t: Closer, options: TestAppOptions = {}): Promi
     DATABASE_URL: databaseUrl,
     JWT_SECRET: TEST_JWT_SECRET,
     RATE_LIMIT_AUTH_PER_MINUTE: '100000',
+    // A budget no suite reaches unless it sets its own (the owners' budgets have suites of their own).
+    WORK_BUDGET_UNITS: '1000000000',
     REDIS_KEY_PREFIX: options.redisKeyPrefix ?? `test:${randomBytes(6).toString('hex')}:`,
     UPSTREAM_RETRY_BASE_MS: '5',
     ...(redis && testRedisUrl ? { REDIS_URL: testRedisUrl } : {}),

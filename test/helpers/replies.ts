@@ -20,3 +20,19 @@ export const problems = (reply: Pick<Reply, 'body'>): ProblemBody[] =>
 
 /** The name of an ErrorResponse's first problem. */
 export const problemName = (reply: Pick<Reply, 'body'>) => problems(reply)[0]?.name;
+
+/**
+ * One policy's parameters in a RateLimit or RateLimit-Policy header (`"work";r=598;t=1, "upstream";r=71;t=212`):
+ * `{ r: 71, t: 212 }` for `upstream`; undefined when the header does not name the policy.
+ */
+export function rateLimitItem(header: unknown, policy: string): Record<string, number> | undefined {
+  if (typeof header !== 'string') return undefined;
+  for (const item of header.split(', ')) {
+    const [name, ...parameters] = item.split(';');
+    if (name !== `"${policy}"`) continue;
+    return Object.fromEntries(
+      parameters.map((part) => part.split('=')).map(([key, value]) => [key, Number(value)]),
+    );
+  }
+  return undefined;
+}

@@ -131,6 +131,7 @@ describe('OpenAPI and docs', () => {
       'get /ready': [],
       'get /metrics': [],
       'post /auth/refresh': [],
+      'get /auth/me': [{ bearerAuth: [] }],
       'post /admin/developer/applications': [{ bearerAuth: [] }],
       'get /admin/developer/applications': [{ bearerAuth: [] }],
       'get /admin/developer/applications/{id}': [{ bearerAuth: [] }],
@@ -187,7 +188,14 @@ describe('OpenAPI and docs', () => {
     assert.equal(player['401']?.headers?.['WWW-Authenticate']?.required, true);
     const refresh = document.paths['/auth/refresh']?.post?.responses ?? {};
     assert.deepEqual(Object.keys(refresh).sort(), ['200', '400', '401', '413', '415', '429', '500', '503']);
-    assert.ok(refresh['200']?.headers?.['X-RateLimit-Remaining']);
+    assert.ok(refresh['200']?.headers?.RateLimit && refresh['200']?.headers?.['RateLimit-Policy']);
+    // Every operation that takes a token may answer 429 (its owner's budget), with the RateLimit headers.
+    for (const { name, operation } of operationsOf(document)) {
+      if (!operation.security?.length) continue;
+      assert.ok(operation.responses['429'], `${name} declares 429`);
+      assert.equal(operation.responses['429']?.headers?.['Retry-After']?.required, true, name);
+      assert.ok(operation.responses['200']?.headers?.RateLimit, `${name} 200 has RateLimit`);
+    }
   });
 
   it('describes the lookups as they answer: profiles without throttle, a 503 in either shape', async () => {

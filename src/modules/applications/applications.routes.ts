@@ -2,12 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponses } from '../../platform/error-response.js';
-import {
-  NO_STORE_HEADERS,
-  RATE_LIMITED_HEADERS,
-  responseDoc,
-  withHeaders,
-} from '../../platform/http/response-docs.js';
+import { RATE_LIMIT_HEADERS } from '../../platform/http/rate-limit-headers.js';
+import { NO_STORE_HEADERS, responseDoc, withHeaders } from '../../platform/http/response-docs.js';
+import { WorkCost } from '../../platform/limits/work-budget.js';
 import { applicationDetailWire, applicationWire, transitionWire } from './applications.reply.js';
 import {
   ApplicationDetailSchema,
@@ -44,7 +41,8 @@ const TRANSITIONS: Readonly<
     description:
       "pending -> approved. Issues the application's credential, a token for its owner with its grants, returned " +
       'once in this answer; the change and the credential commit together. A reviewer may not approve their own ' +
-      'application. Rate limited per client address. Grant: applications:review.',
+      'application, nor one asking for a grant only an operator gives. Limited per client address (RateLimit ' +
+      'policy "address"). Grant: applications:review.',
   },
   reject: {
     operationId: 'rejectApplication',
@@ -77,6 +75,7 @@ export const applicationsRoutes =
       {
         // SPEC.md: a token whose owner ID cannot be read makes this a 400.
         onRequest: app.requireGrant(undefined, { noOwnerStatus: 400 }),
+        config: { workCost: WorkCost.write },
         schema: {
           tags: TAGS,
           operationId: 'createApplication',
@@ -163,8 +162,8 @@ export const applicationsRoutes =
           onRequest: app.requireGrant(action === 'withdraw' ? undefined : 'applications:review'),
           preValidation: bodyOptional,
           ...(issuesCredential
-            ? { config: { rateLimit: { max: rateLimitPerMinute, timeWindow: 60_000 } } }
-            : {}),
+            ? { config: { workCost: WorkCost.write, addressLimitPerMinute: rateLimitPerMinute } }
+            : { config: { workCost: WorkCost.write } }),
           schema: {
             tags: TAGS,
             ...doc,
@@ -181,7 +180,7 @@ export const applicationsRoutes =
                     ...errors,
                     ...errorResponses(429),
                   },
-                  RATE_LIMITED_HEADERS,
+                  RATE_LIMIT_HEADERS,
                 )
               : { 200: responseDoc(ApplicationDetailSchema), ...errors },
           },

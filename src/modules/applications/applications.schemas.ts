@@ -4,7 +4,6 @@ import { Snowflake, SnowflakeOut } from '../../platform/snowflake.js';
 import { Text } from '../../platform/text.js';
 import { APPLICATION_STATES } from './applications.service.js';
 
-
 const ID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 /** A change's reason: the command line takes the same (src/cli/applications.command.ts). */
 export const REASON_TEXT = { maxLength: 500, multiline: true } as const;

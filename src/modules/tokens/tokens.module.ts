@@ -3,7 +3,7 @@ import { createTokenCodec, type TokenCodecSettings } from '../../platform/auth/t
 import type { InvalidationFeed } from '../../platform/cache/invalidation.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { Logger } from '../../platform/logger.js';
-import { tokensRoutes } from './tokens.routes.js';
+import { type Standings, tokensRoutes } from './tokens.routes.js';
 import {
   createTokensService,
   TOKEN_CHANGES_CHECK_MS,
@@ -22,6 +22,8 @@ export interface TokensModuleDeps {
   readonly secret: string;
   /** How revoked tokens reach every instance (token records are kept in process only with one). */
   readonly revocations?: InvalidationFeed;
+  /** Where owners stand in their limits (work budget, upstream share), for `GET /auth/me`. */
+  readonly standings: Standings;
   /** Where a failed read of the change mark is told. */
   readonly log?: Pick<Logger, 'warn'>;
 }
@@ -32,6 +34,7 @@ export function createTokensModule({
   settings,
   secret,
   revocations,
+  standings,
   log,
 }: TokensModuleDeps): AppModule<TokensService> {
   const codec = createTokenCodec(secret, settings);
@@ -44,7 +47,7 @@ export function createTokensModule({
   return {
     name: 'tokens',
     service,
-    routes: tokensRoutes(service, settings.rateLimitPerMinute),
+    routes: tokensRoutes(service, settings.rateLimitPerMinute, standings),
     async start() {
       if (!revocations) return;
       // Records are kept only once the mark has been read: the first read is part of starting.

@@ -1,22 +1,30 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponses } from '../../platform/error-response.js';
-import {
-  NO_STORE_HEADERS,
-  RATE_LIMITED_HEADERS,
-  responseDoc,
-  withHeaders,
-} from '../../platform/http/response-docs.js';
-import { RefreshRequestSchema, TokenPairSchema } from './tokens.schemas.js';
+import { RATE_LIMIT_HEADERS } from '../../platform/http/rate-limit-headers.js';
+import { NO_STORE_HEADERS, responseDoc, withHeaders } from '../../platform/http/response-docs.js';
+import type { Standing } from '../../platform/limits/buckets.js';
+import type { QuotaStatus } from '../../upstream/owner-quota.js';
+import { CallerSchema, RefreshRequestSchema, TokenPairSchema } from './tokens.schemas.js';
 import type { TokensService } from './tokens.service.js';
 
-/** `POST /auth/refresh`, rate limited to `rateLimitPerMinute` requests per minute and client address. */
+/** Where an owner stands in their limits, for `GET /auth/me`. */
+export interface Standings {
+  work(owner: bigint): Promise<Standing>;
+  upstream(owner: string): Promise<QuotaStatus | undefined>;
+}
+
+/**
+ * `POST /auth/refresh`, limited to `rateLimitPerMinute` requests per minute and client address, and
+ * `GET /auth/me`.
+ */
 export const tokensRoutes =
-  (service: TokensService, rateLimitPerMinute: number): FastifyPluginAsyncTypebox =>
+  (service: TokensService, rateLimitPerMinute: number, standings: Standings): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/auth/refresh',
       {
-        config: { rateLimit: { max: rateLimitPerMinute, timeWindow: 60_000 } },
+        config: { addressLimitPerMinute: rateLimitPerMinute },
         schema: {
           tags: ['Auth'],
           operationId: 'refreshToken',
@@ -24,7 +32,7 @@ export const tokensRoutes =
           description:
             'Exchanges a token (valid, or expired for at most the refresh window, 7 days by default) for a new one with the ' +
             'same owner and grants. Each token can be exchanged once: presenting an exchanged token again revokes every ' +
-            'token of its chain (reuse detection) and answers 401. Rate limited per client address.',
+            'token of its chain (reuse detection) and answers 401. Limited per client address (RateLimit policy "address").',
           // The token to exchange is in the body: no Authorization header.
           security: [],
           body: RefreshRequestSchema,
@@ -36,7 +44,7 @@ export const tokensRoutes =
               }),
               ...errorResponses(400, 401, 413, 415, 429, 500, 503),
             },
-            RATE_LIMITED_HEADERS,
+            RATE_LIMIT_HEADERS,
           ),
         },
       },
@@ -45,6 +53,49 @@ export const tokensRoutes =
         // A token in a response is kept by no cache (RFC 6749, 5.1).
         reply.header('cache-control', 'no-store');
         return { token: issued.token, expires_at: issued.expiresAt.toISOString() };
+      },
+    );
+
+    app.get(
+      '/auth/me',
+      {
+        onRequest: app.requireGrant(),
+        schema: {
+          tags: ['Auth'],
+          operationId: 'getCaller',
+          summary: 'Who you are, and where you stand in your limits',
+          description:
+            "The token's owner, grants and expiry; the owner's budget of the service's work and their share of the " +
+            'upstream key, as the RateLimit headers of every answer say them. Any valid token.',
+          security: [{ bearerAuth: [] }],
+          response: { 200: responseDoc(CallerSchema), ...errorResponses(401) },
+        },
+      },
+      async (request) => {
+        const { owner, grants, jti, expiresAt } = principalOf(request);
+        const [work, upstream] = await Promise.all([
+          standings.work(owner),
+          standings.upstream(owner.toString()),
+        ]);
+        return {
+          owner,
+          grants: [...grants],
+          token: { jti, expires_at: new Date(expiresAt).toISOString() },
+          budget: {
+            limit: work.capacity,
+            window_seconds: work.windowSeconds,
+            remaining: work.remaining,
+            reset_seconds: work.resetSeconds,
+          },
+          upstream: upstream
+            ? {
+                limit: upstream.limit,
+                window_seconds: upstream.windowSeconds,
+                remaining: upstream.remaining,
+                reset_seconds: upstream.resetSeconds,
+              }
+            : null,
+        };
       },
     );
   };

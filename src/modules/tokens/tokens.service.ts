@@ -207,7 +207,12 @@ export function createTokensService({
       const known = record && principals.get(record);
       if (known?.claims === claims && record?.revokedAt === null) return known.principal;
       const usable = await usableRecord(claims, async () => record);
-      const principal = { owner: usable.owner, grants: new Set(usable.grants), jti: usable.jti };
+      const principal = {
+        owner: usable.owner,
+        grants: new Set(usable.grants),
+        jti: usable.jti,
+        expiresAt: usable.expiresAt,
+      };
       principals.set(usable, { claims, principal });
       return principal;
     },

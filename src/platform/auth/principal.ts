@@ -7,6 +7,8 @@ export interface Principal {
   readonly owner: bigint;
   readonly grants: ReadonlySet<Grant>;
   readonly jti: string;
+  /** When the token expires (epoch ms). */
+  readonly expiresAt: number;
 }
 
 /** Answers "is this bearer token good right now?": signature and claims, and the token's record. */

@@ -1,5 +1,6 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError, ErrorKinds } from '../errors.js';
+import { admitRequest, type WorkBudget } from '../limits/work-budget.js';
 import { bearerChallenge, invalidToken } from './auth-errors.js';
 import type { Grant } from './grants.js';
 import { type Authenticator, ensureOwnerOrHolder, type Principal } from './principal.js';
@@ -27,6 +28,18 @@ async function authenticate(authenticator: Authenticator, request: FastifyReques
   return authenticator.authenticate(token);
 }
 
+/** What the guards check a request against: its token, and its owner's budget of work (when there is one). */
+export interface Gate {
+  readonly authenticator: Authenticator;
+  readonly budget?: WorkBudget;
+}
+
+/** The principal's request, admitted: its owner's budget (when the gate has one) takes its upfront cost. */
+async function admitted(gate: Gate, request: FastifyRequest, principal: Principal): Promise<void> {
+  if (gate.budget) await admitRequest(gate.budget, request, principal.owner);
+  request.principal = principal;
+}
+
 export interface GuardOptions {
   /**
    * How a token that names no owner (`TOKEN_NO_OWNER`) is answered: 401 like any unacceptable token, unless
@@ -38,16 +51,17 @@ export interface GuardOptions {
 
 /**
  * A route guard, for a route's `onRequest`: the request must carry `Authorization: Bearer <token>` whose
- * token is valid, and (when a grant is named) grants it. 401 otherwise, 403 for a valid token without the
- * grant. It runs before the body is even read: a caller who may not use the route costs no parsing (a
- * route may take a large body) and learns nothing of what it takes (an anonymous bad body, malformed JSON
- * included, is a 401, not a 400).
+ * token is valid, and (when a grant is named) grants it; then its owner's budget must admit it. 401
+ * otherwise, 403 for a valid token without the grant, 429 over the budget. It runs before the body is even
+ * read: a caller who may not use the route costs no parsing (a route may take a large body) and learns
+ * nothing of what it takes (an anonymous bad body, malformed JSON included, is a 401, not a 400).
  */
 export function requireGrant(
-  authenticator: Authenticator,
+  gate: Gate,
   grant?: Grant,
   { noOwnerStatus = 401 }: GuardOptions = {},
 ): onRequestAsyncHookHandler {
+  const { authenticator } = gate;
   const verify =
     noOwnerStatus === 400
       ? (request: FastifyRequest) => authenticate(authenticator, request).catch(noOwnerAsBadRequest)
@@ -60,7 +74,7 @@ export function requireGrant(
         headers: bearerChallenge('insufficient_scope', grant),
       });
     }
-    request.principal = principal;
+    await admitted(gate, request, principal);
   };
 }
 
@@ -77,18 +91,18 @@ function noOwnerAsBadRequest(error: unknown): never {
  * is why this guard runs after validation), or which holds `grant`; 403 otherwise.
  */
 export function requireOwnerOrGrant(
-  authenticator: Authenticator,
+  gate: Gate,
   grant: Grant,
   ownerParam: string,
 ): preHandlerAsyncHookHandler {
   return async function guard(request: FastifyRequest) {
-    const principal = await authenticate(authenticator, request);
+    const principal = await authenticate(gate.authenticator, request);
     const owner = (request.params as Record<string, unknown> | undefined)?.[ownerParam];
     // Without a snowflake schema the parameter is text, and every owner would be refused: a route's bug.
     if (typeof owner !== 'bigint')
       throw new Error(`route ${request.routeOptions.url}: "${ownerParam}" is not a snowflake parameter`);
     ensureOwnerOrHolder(principal, owner, grant);
-    request.principal = principal;
+    await admitted(gate, request, principal);
   };
 }
 

@@ -15,8 +15,8 @@ const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Request-Id'];
 
 /**
  * Response headers a browser client may read beyond the CORS-safelisted ones (Cache-Control, Content-Type,
- * ...): the cache's (`X-Cache`, `Age`), rate limits and throttles (`Retry-After`, the upstream quota's
- * `RateLimit` and `RateLimit-Policy`, the token path's `X-RateLimit-*`), the request's stamp, why a token
+ * ...): the cache's (`X-Cache`, `Age`), rate limits and throttles (`Retry-After`, `RateLimit` and
+ * `RateLimit-Policy`), the request's stamp, why a token
  * was refused, where a created resource is, and which methods a path takes (on a 405).
  */
 const EXPOSED_HEADERS = [
@@ -25,9 +25,6 @@ const EXPOSED_HEADERS = [
   'Retry-After',
   'RateLimit',
   'RateLimit-Policy',
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
   'API-Version',
   'X-Request-Id',
   'WWW-Authenticate',

@@ -133,22 +133,3 @@ export const COMPRESSED_HEADERS: HeaderDocs = {
     schema: { type: 'string', enum: ['br', 'gzip'] },
   },
 };
-
-/**
- * The headers @fastify/rate-limit adds to every answer of a rate-limited route (platform/rate-limit.ts),
- * unless its store (Redis) fails, when the request passes without them.
- */
-export const RATE_LIMITED_HEADERS: HeaderDocs = {
-  'X-RateLimit-Limit': {
-    description: 'Requests allowed per window from one client address.',
-    schema: SECONDS,
-  },
-  'X-RateLimit-Remaining': {
-    description: 'Requests left in the current window.',
-    schema: SECONDS,
-  },
-  'X-RateLimit-Reset': {
-    description: 'Seconds until the window resets.',
-    schema: SECONDS,
-  },
-};

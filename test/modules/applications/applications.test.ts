@@ -211,7 +211,10 @@ describeEachBackend('developer applications', (backend) => {
       }
     }
     const grant = problems(await apply(developer, { name: 'x', grants: ['player:read', 'root'] }))[0];
-    assert.match(grant?.reason ?? '', /^grants\[1\] is not a grant; an application may ask for player:read, /);
+    assert.match(
+      grant?.reason ?? '',
+      /^grants\[1\] is not a grant; an application may ask for player:read, /,
+    );
     const missing = await apply(developer, undefined);
     assert.equal(missing.statusCode, 400);
     assert.equal(problemName(missing), 'MISSING_FIELD');
@@ -243,7 +246,9 @@ describeEachBackend('developer applications', (backend) => {
       assert.match(problem?.reason ?? '', new RegExp(`^${grant} can only be given by an operator`));
       assert.match(problem?.developer_reason ?? '', new RegExp(grant));
     }
-    const both = problems(await apply(developer, { name: 'x', grants: ['ping:write', 'messenger:audit'] }))[0];
+    const both = problems(
+      await apply(developer, { name: 'x', grants: ['ping:write', 'messenger:audit'] }),
+    )[0];
     assert.match(both?.reason ?? '', /^ping:write, messenger:audit can only be given/);
     const listed = json(await call('GET', `${BASE}?owner=${DEVELOPER}`, reviewer));
     assert.deepEqual(listed.data, [], 'nothing was stored');
@@ -253,7 +258,9 @@ describeEachBackend('developer applications', (backend) => {
     const test = await setup(t, backend);
     const id = await test.inState('pending');
     // As an older version stored it, when an application could ask for ping:write.
-    await sql`update applications set grants = 'player:read ping:write' where id = ${id}`.execute(test.app.db);
+    await sql`update applications set grants = 'player:read ping:write' where id = ${id}`.execute(
+      test.app.db,
+    );
     const refused = await test.act(test.reviewer, id, 'approve');
     assert.equal(refused.statusCode, 403, refused.body);
     assert.equal(problemName(refused), 'OPERATOR_ONLY_GRANT');
@@ -539,12 +546,14 @@ describeEachBackend('developer applications', (backend) => {
     const ids = [await inState('pending'), await inState('pending'), await inState('pending')];
     const first = await act(reviewer, ids[0] as string, 'approve');
     assert.equal(first.statusCode, 200);
-    assert.equal(first.headers['x-ratelimit-limit'], '2');
+    assert.match(String(first.headers['ratelimit-policy']), /^"address";q=2;w=60, "work";q=[0-9]+;w=[0-9]+$/);
+    assert.match(String(first.headers.ratelimit), /^"address";r=1;t=[0-9]+, "work";/);
     assert.equal((await act(reviewer, ids[1] as string, 'approve')).statusCode, 200);
     const limited = await act(reviewer, ids[2] as string, 'approve');
     assert.equal(limited.statusCode, 429, limited.body);
     assert.equal(problemName(limited), 'RATE_LIMITED');
     assert.ok(Number(limited.headers['retry-after']) >= 1);
+    assert.match(String(limited.headers.ratelimit), /^"address";r=0;t=[0-9]+$/);
     assert.equal(
       (await act(reviewer, ids[2] as string, 'reject')).statusCode,
       200,

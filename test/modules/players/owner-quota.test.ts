@@ -5,6 +5,7 @@ import { buildTestApp } from '../../helpers/build-test-app.js';
 import { skipWithoutRedis } from '../../helpers/environment.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { buildPlayerTestApp } from '../../helpers/player-app.js';
+import { rateLimitItem } from '../../helpers/replies.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
 
 const { minikloon } = FIXTURE_PLAYERS;
@@ -18,12 +19,11 @@ const WINDOW_SECONDS = 300;
 const coldUuids = (count: number, salt: string) =>
   Array.from({ length: count }, (_, index) => `${salt}${index.toString(16).padStart(32 - salt.length, '0')}`);
 
-/** Parses `"upstream";r=24;t=300` (RateLimit) or `"upstream";q=25;w=300` (RateLimit-Policy). */
+/** The `"upstream"` item of a RateLimit (`r`, `t`) or RateLimit-Policy (`q`, `w`) header. */
 function parameters(header: unknown): Record<string, number> {
-  assert.equal(typeof header, 'string', 'the header is there');
-  const [name, ...rest] = String(header).split(';');
-  assert.equal(name, '"upstream"');
-  return Object.fromEntries(rest.map((part) => part.split('=')).map(([key, value]) => [key, Number(value)]));
+  const item = rateLimitItem(header, 'upstream');
+  assert.ok(item, `the upstream policy is in ${String(header)}`);
+  return item;
 }
 
 describeEachBackend(

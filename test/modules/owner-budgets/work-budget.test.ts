@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict';
+import { it, type TestContext } from 'node:test';
+import { runCli } from '../../../src/cli/run-cli.js';
+import { type Backend, describeEachBackend } from '../../helpers/backends.js';
+import { buildTestApp } from '../../helpers/build-test-app.js';
+import { eventually } from '../../helpers/poll.js';
+import { json, problemName, type Reply, rateLimitItem } from '../../helpers/replies.js';
+import { bearer, issueToken } from '../../helpers/tokens.js';
+
+const A = 18446744073709551615n; // 2^64-1: owners are exact however large
+const B = 123456789012345678n;
+const UNITS = 20;
+/** A window long enough that nothing refills noticeably during a test. */
+const WINDOW_SECONDS = 3600;
+
+const work = (reply: Reply) => rateLimitItem(reply.headers.ratelimit, 'work');
+
+async function setup(t: TestContext, backend: Backend, env: Record<string, string> = {}) {
+  const test = await buildTestApp(t, {
+    backend,
+    env: {
+      WORK_BUDGET_UNITS: String(UNITS),
+      WORK_BUDGET_WINDOW_SECONDS: String(WINDOW_SECONDS),
+      WORK_BUDGET_REFUSAL_DELAY_MS: '0',
+      ...env,
+    },
+  });
+  const tokenOf = (owner: bigint) => issueToken(test.app, test.config, { owner });
+  const me = (token: string) => test.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(token) });
+  return { ...test, tokenOf, me, a: await tokenOf(A), b: await tokenOf(B) };
+}
+
+/** The command line as an operator runs it, on the app's database. */
+async function operator(test: { databaseUrl: string }, ...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    env: { DATABASE_URL: test.databaseUrl, WORK_BUDGET_WINDOW_SECONDS: String(WINDOW_SECONDS) },
+  });
+  return { code, stdout, stderr };
+}
+
+describeEachBackend(
+  "each owner's budget of the service's work",
+  (backend) => {
+    it('refuses an owner over their budget with 429 and RateLimit headers, while another owner is served', async (t) => {
+      const { me, a, b } = await setup(t, backend);
+      const first = await me(a);
+      assert.equal(first.statusCode, 200, first.body);
+      assert.deepEqual(rateLimitItem(first.headers['ratelimit-policy'], 'work'), {
+        q: UNITS,
+        w: WINDOW_SECONDS,
+      });
+      assert.equal(work(first)?.r, UNITS - 1, 'a read costs 1');
+      for (let spent = 1; spent < UNITS; spent++) assert.equal((await me(a)).statusCode, 200);
+      const refused = await me(a);
+      assert.equal(refused.statusCode, 429, refused.body);
+      assert.equal(problemName(refused), 'WORK_BUDGET_EXHAUSTED');
+      assert.ok(Number(refused.headers['retry-after']) >= 1);
+      assert.equal(work(refused)?.r, 0);
+      // Whole again once it has refilled all of it (a little less if another instance's clock read it).
+      assert.ok((work(refused)?.t ?? 0) > WINDOW_SECONDS - 10 && (work(refused)?.t ?? 0) <= WINDOW_SECONDS);
+      assert.match(json(refused).extra[0].developer_reason, /20 units per 3600 s/);
+      assert.ok(refused.body.length < 2048);
+
+      // The other owner has a budget of their own.
+      const other = await me(b);
+      assert.equal(other.statusCode, 200);
+      assert.equal(work(other)?.r, UNITS - 1);
+      assert.equal(json(other).budget.remaining, UNITS - 1);
+    });
+
+    it('admits exactly the budget of a concurrent burst, and never touches another owner', async (t) => {
+      const { me, a, b } = await setup(t, backend);
+      const burst = await Promise.all(Array.from({ length: 60 }, (_, index) => me(index % 3 ? a : b)));
+      const admitted = (token: string) =>
+        burst.filter((reply, index) => (index % 3 ? a : b) === token && reply.statusCode === 200).length;
+      assert.equal(admitted(a), UNITS);
+      assert.equal(admitted(b), 20, "B's 20 requests all fit B's own budget");
+      assert.ok(burst.every((reply) => reply.statusCode === 200 || reply.statusCode === 429));
+    });
+
+    it('charges the body by its size before reading it, refused or not, and the route by its weight', async (t) => {
+      const { app, me, a } = await setup(t, backend, { WORK_BUDGET_UNITS: '100' });
+      const post = (payload: string) =>
+        app.inject({
+          method: 'POST',
+          url: '/admin/developer/applications',
+          headers: { ...bearer(a), 'content-type': 'application/json' },
+          payload,
+        });
+      const keys: Record<string, number> = {};
+      for (let index = 0; JSON.stringify(keys).length < 10 * 1024; index++) keys[`k${index}`] = 0;
+      const rejected = await post(JSON.stringify(keys));
+      assert.equal(rejected.statusCode, 400);
+      const size = Buffer.byteLength(JSON.stringify(keys));
+      const cost = 5 + Math.ceil(size / 1024);
+      assert.equal(work(rejected)?.r, 100 - cost, 'a write costs 5, and a unit per KiB of body');
+      // A body larger than what is left is refused before it is read.
+      const large: Record<string, string> = { name: 'x', description: 'd'.repeat(900) };
+      for (let index = 0; JSON.stringify(large).length < 120 * 1024; index++)
+        large[`k${index}`] = 'v'.repeat(100);
+      const tooLarge = await post(JSON.stringify(large));
+      assert.equal(tooLarge.statusCode, 429, 'refused, not parsed: 413 would say it was read');
+      assert.equal(work(await me(a))?.r, 100 - cost - 1);
+    });
+
+    it('says where the caller stands at GET /auth/me: owner, grants, expiry, budget, upstream share', async (t) => {
+      const { me, app, config } = await setup(t, backend);
+      const token = await issueToken(app, config, { owner: A, grants: ['player:read', 'ping:read'] });
+      const reply = await me(token);
+      assert.equal(reply.statusCode, 200, reply.body);
+      assert.match(reply.body, /"owner":18446744073709551615[,}]/, 'the owner exact');
+      const body = json(reply);
+      assert.deepEqual(body.grants, ['player:read', 'ping:read']);
+      assert.ok(Date.parse(body.token.expires_at) > Date.now());
+      assert.match(body.token.jti, /^[0-9a-f-]{36}$/);
+      assert.deepEqual(body.budget, {
+        limit: UNITS,
+        window_seconds: WINDOW_SECONDS,
+        remaining: UNITS - 1,
+        reset_seconds: WINDOW_SECONDS / UNITS,
+      });
+      assert.equal(body.upstream, null, "until the key's limit is known");
+      assert.equal((await app.inject({ method: 'GET', url: '/auth/me' })).statusCode, 401);
+    });
+
+    it('lets an operator raise one owner’s budget from the command line, and give the default back', async (t) => {
+      const test = await setup(t, backend, { WORK_BUDGET_REFRESH_SECONDS: '1' });
+      const { me, a, b } = test;
+      for (let spent = 0; spent < UNITS; spent++) await me(a);
+      assert.equal((await me(a)).statusCode, 429);
+      const raised = await operator(test, 'budget', 'set', '--owner', String(A), '--units', '1000000');
+      assert.equal(raised.code, 0, raised.stderr);
+      assert.deepEqual(
+        { ...JSON.parse(raised.stdout), set_at: undefined },
+        {
+          owner: String(A),
+          units: 1_000_000,
+          window_seconds: WINDOW_SECONDS,
+          default: false,
+          set_at: undefined,
+          set_by: 'operator',
+          reason: null,
+        },
+      );
+      // Every instance applies it within WORK_BUDGET_REFRESH_SECONDS.
+      await eventually('the raised budget applies', async () => (await me(a)).statusCode === 200);
+      const standing = json(await me(a)).budget;
+      assert.equal(standing.limit, 1_000_000);
+      assert.equal(json(await me(b)).budget.limit, UNITS, 'only that owner');
+      const shown = await operator(test, 'budget', 'show');
+      assert.equal(JSON.parse(shown.stdout).owner, String(A));
+      assert.equal((await operator(test, 'budget', 'clear', '--owner', String(A))).code, 0);
+      assert.equal((await operator(test, 'budget', 'clear', '--owner', String(A))).code, 1, 'none left');
+      await eventually('the default applies again', async () => json(await me(b)).budget.limit === UNITS);
+      assert.equal((await operator(test, 'budget', 'set', '--owner', 'x', '--units', '5')).code, 2);
+      assert.equal((await operator(test, 'budget', 'set', '--owner', String(A), '--units', '0')).code, 2);
+    });
+
+    it('holds a refusal for WORK_BUDGET_REFUSAL_DELAY_MS, at most until it would be admitted', async (t) => {
+      const { me, a } = await setup(t, backend, { WORK_BUDGET_REFUSAL_DELAY_MS: '300' });
+      for (let spent = 0; spent < UNITS; spent++) await me(a);
+      const started = Date.now();
+      const refused = await me(a);
+      assert.equal(refused.statusCode, 429);
+      // A lower bound only: it shows the answer was held, not how fast anything is.
+      assert.ok(Date.now() - started >= 250, 'held');
+    });
+  },
+  { caches: true },
+);

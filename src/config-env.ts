@@ -57,6 +57,7 @@ export const EnvSchema = Type.Object({
   PING_HISTORY_PER_DAY: Type.Integer({ minimum: 1, maximum: 100_000, default: 1440 }),
   PING_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 1024 * 1024 }),
   PING_MAX_QUEUED_SAMPLES: Type.Integer({ minimum: 1000, maximum: 100_000_000, default: 200_000 }),
+  PING_MAX_FUTURE_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 60 }),
   MESSENGER_MAX_LINKED_ACCOUNTS: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   APPLICATIONS_MAX_PENDING_PER_OWNER: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
   HYPIXEL_API_KEY: Type.Optional(Type.String({ minLength: 1 })),

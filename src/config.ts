@@ -165,6 +165,7 @@ function toConfig(env: Env): Config {
       retentionJobEveryMs: env.RETENTION_JOB_INTERVAL_SECONDS * 1000,
       historyPerDay: env.PING_HISTORY_PER_DAY,
       maxQueuedSamples: env.PING_MAX_QUEUED_SAMPLES,
+      maxFutureMs: env.PING_MAX_FUTURE_SECONDS * 1000,
       bodyLimitBytes: env.PING_BODY_LIMIT_BYTES,
       groupCommit,
     },

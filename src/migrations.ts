@@ -3,6 +3,7 @@ import { interactions } from './modules/interactions/migrations/0004-interaction
 import { messengerUsers } from './modules/messenger-users/migrations/0006-messenger-users.js';
 import { ownerBudgets } from './modules/owner-budgets/migrations/0012-owner-budgets.js';
 import { ping } from './modules/ping/migrations/0007-ping.js';
+import { pingOwners } from './modules/ping/migrations/0011-ping-owners.js';
 import { players } from './modules/players/migrations/0002-players.js';
 import { tokens } from './modules/tokens/migrations/0001-tokens.js';
 import { tokenChanges } from './modules/tokens/migrations/0008-token-changes.js';
@@ -23,5 +24,6 @@ export const migrations: Migrations = {
   '0006-messenger-users': messengerUsers,
   '0007-ping': ping,
   '0008-token-changes': tokenChanges,
+  '0011-ping-owners': pingOwners,
   '0012-owner-budgets': ownerBudgets,
 };

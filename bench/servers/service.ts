@@ -93,6 +93,7 @@ const pingStoresNothing: PingService = {
   ingest: async (player, samples) => ({
     uuid: player.replaceAll('-', '').toLowerCase(),
     stored: samples.length,
+    duplicates: 0,
   }),
   history: async () => [],
   deleteExpired: async () => 0,

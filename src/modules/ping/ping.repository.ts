@@ -2,11 +2,16 @@ import { dialectOf, tablesOf } from '../../platform/db/repository-view.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { PingDaysTable, PingTables } from './ping.tables.js';
 
-/** A ping sample: when (epoch ms), how long (ms), and in which lobby. */
+/** A ping sample: when (epoch ms), how long (ms), and in which lobby. Two equal samples are one. */
 export interface Sample {
   readonly at: number;
   readonly ping: number;
   readonly lobby: string;
+}
+
+/** A sample with the owner whose token wrote it (decimal digits). */
+export interface OwnedSample extends Sample {
+  readonly owner: string;
 }
 
 /** One player's day as kept: statistics over all its samples, and its history (capped, time order). */
@@ -34,13 +39,20 @@ export interface DayRange {
   readonly limit?: number;
 }
 
-/** Samples per insert statement: 4 parameters each, well under both databases' limits. */
+/** Samples per insert statement: 5 parameters each, well under both databases' limits. */
 const INSERT_CHUNK = 1000;
 /**
  * Days per statement: a day's placeholder row takes 10 parameters, and SQLite takes at most 32,766 in one
  * statement (a group of batches may touch thousands of one player's days).
  */
 const DAY_CHUNK = 1000;
+
+/**
+ * The one order in which writers insert samples (by time, then ping, then lobby code unit by code unit): any
+ * total order does, as long as every instance uses the same.
+ */
+const sampleOrder = (a: Sample, b: Sample): number =>
+  a.at - b.at || a.ping - b.ping || (a.lobby < b.lobby ? -1 : a.lobby > b.lobby ? 1 : 0);
 
 const chunksOf = <T>(items: readonly T[], size: number): T[][] =>
   Array.from({ length: Math.ceil(items.length / size) }, (_, index) =>
@@ -54,13 +66,26 @@ const chunksOf = <T>(items: readonly T[], size: number): T[][] =>
 export function createPingRepository(executor: Executor) {
   const db = tablesOf<PingTables>(executor);
   return {
-    async insertSamples(player: string, samples: readonly Sample[]): Promise<void> {
-      for (const chunk of chunksOf(samples, INSERT_CHUNK)) {
-        await db
+    /**
+     * Stores those of the player's samples that are not stored yet, and answers those it stored. A sample
+     * equal to a stored one (player, at, ping, lobby: the unique index) is left out, whoever wrote either.
+     * On PostgreSQL, inserting a sample that another transaction has inserted but not committed waits for
+     * that transaction: then it stores nothing if it committed, the sample if it rolled back. They go in
+     * in one order (`sampleOrder`), so that writers on several instances never wait on each other in a
+     * circle. The samples given are distinct (of equal ones, the caller decides which one is stored).
+     */
+    async insertNewSamples(player: string, samples: readonly OwnedSample[]): Promise<Sample[]> {
+      const stored: Sample[] = [];
+      for (const chunk of chunksOf([...samples].sort(sampleOrder), INSERT_CHUNK)) {
+        const rows = await db
           .insertInto('ping_samples')
-          .values(chunk.map(({ at, ping, lobby }) => ({ player, at, ping, lobby })))
+          .values(chunk.map(({ at, ping, lobby, owner }) => ({ player, at, ping, lobby, owner })))
+          .onConflict((conflict) => conflict.columns(['player', 'at', 'ping', 'lobby']).doNothing())
+          .returning(['at', 'ping', 'lobby'])
           .execute();
+        for (const row of rows) stored.push({ at: Number(row.at), ping: row.ping, lobby: row.lobby });
       }
+      return stored;
     },
 
     /**

@@ -33,9 +33,12 @@ export const pingRoutes =
           operationId: 'ingestPingSamples',
           summary: "Record a player's ping samples",
           description:
-            '1 to 1000 samples, stored in one transaction, or none when one is invalid (400 naming it). A 200 means ' +
-            'they are committed, with the daily statistics they fall on. A username is resolved to its UUID. ' +
-            'Grant: ping:write.',
+            '1 to 1000 samples, stored in one transaction, or none when one is invalid (400 naming it, up to 20). ' +
+            'A sample equal to one already stored (same player, at, ping and lobby, whoever sent it) is stored ' +
+            'once: a batch sent again changes nothing, and is answered with its samples as duplicates. `at` may ' +
+            'be at most PING_MAX_FUTURE_SECONDS (60 by default) after the request is received. A 200 means the ' +
+            'new samples are committed, with the daily statistics they fall on. A username is resolved to its ' +
+            'UUID. Grant: ping:write.',
           security,
           params: PlayerParams,
           body: PingIngestRequestSchema,
@@ -53,10 +56,10 @@ export const pingRoutes =
       },
       async (request) => {
         const owner = String(principalOf(request).owner);
-        const { uuid, stored } = await service
+        const { uuid, stored, duplicates } = await service
           .ingest(request.params.player, request.body.samples, owner)
           .catch(asUpstreamError);
-        return { player: uuid, stored };
+        return { player: uuid, stored, duplicates };
       },
     );
 

@@ -33,7 +33,8 @@ const PingSampleSchema = Type.Object(
     at: Type.Optional(
       Timestamp({
         description:
-          'When it was measured (RFC 3339): now when left out; at most 5 minutes in the future, and within the retention.',
+          'When it was measured (RFC 3339): now when left out; at most PING_MAX_FUTURE_SECONDS (60 by default) ' +
+          'after the request is received, and within the retention.',
       }),
     ),
   },
@@ -46,7 +47,7 @@ export const PingIngestRequestSchema = Type.Object(
       minItems: 1,
       maxItems: MAX_SAMPLES_PER_REQUEST,
       'x-reason': `must hold 1 to ${MAX_SAMPLES_PER_REQUEST} samples`,
-      description: `1 to ${MAX_SAMPLES_PER_REQUEST} samples, stored together or not at all.`,
+      description: `1 to ${MAX_SAMPLES_PER_REQUEST} samples, stored together or not at all; one equal to a stored sample is stored once.`,
     }),
   },
   { additionalProperties: false },
@@ -55,9 +56,18 @@ export const PingIngestRequestSchema = Type.Object(
 export const PingIngestResultSchema = Type.Object(
   {
     player: Type.String({ pattern: '^[0-9a-f]{32}$', description: "The player's UUID, undashed lowercase." }),
-    stored: Type.Integer({ minimum: 1, description: 'How many samples were stored (all of them).' }),
+    stored: Type.Integer({
+      minimum: 0,
+      description: 'How many samples were stored now: those not stored before.',
+    }),
+    duplicates: Type.Integer({
+      minimum: 0,
+      description:
+        'How many samples were not stored again: equal to a sample already stored (by anyone), or to an ' +
+        'earlier one of the batch. stored + duplicates is the number of samples sent.',
+    }),
   },
-  { additionalProperties: false, description: 'The samples are committed.' },
+  { additionalProperties: false, description: 'The new samples are committed.' },
 );
 
 const PingDaySchema = Type.Object(

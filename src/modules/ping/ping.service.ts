@@ -1,13 +1,14 @@
 import { deleteInBatches } from '../../platform/db/batched-delete.js';
 import { createGroupCommitter, type GroupCommitSettings } from '../../platform/db/group-commit.js';
 import type { Executor } from '../../platform/db/transactions.js';
-import { AppError, ErrorKinds, type Problem } from '../../platform/errors.js';
+import { AppError, ErrorKinds, MAX_PROBLEMS, type Problem } from '../../platform/errors.js';
 import type { PlayersService } from '../players/players.service.js';
 import {
   createPingRepository,
   type DayAggregate,
   type DayRange,
   type DayRecord,
+  type OwnedSample,
   type Sample,
 } from './ping.repository.js';
 
@@ -32,17 +33,25 @@ export interface PingDay {
   readonly historyJson: string;
 }
 
+/** What became of a batch of samples. */
+export interface Ingested {
+  /** The player's UUID (a username resolved). */
+  readonly uuid: string;
+  /** How many of its samples were stored: those not stored before. */
+  readonly stored: number;
+  /** How many were stored already (by anyone), or repeated an earlier sample of the batch. */
+  readonly duplicates: number;
+}
+
 export interface PingService {
   /**
-   * Stores the samples for the player (a UUID or a username, resolved for `owner`) in one transaction,
-   * shared with the batches that arrive with it, and updates the days they fall on; resolves once
-   * committed, with the player's UUID. 400 naming each sample whose time is out of bounds, nothing stored.
+   * Stores, as written by `owner`, those of the samples for the player (a UUID or a username, resolved for
+   * `owner`) that are not stored yet, in one transaction shared with the batches that arrive with it, and
+   * adds them to the days they fall on; resolves once committed. A sample equal to a stored one (same
+   * player, time, ping and lobby) is stored once, so a batch sent again changes nothing. 400 naming the
+   * samples (up to MAX_PROBLEMS) whose time is out of bounds, nothing stored.
    */
-  ingest(
-    player: string,
-    samples: readonly SampleInput[],
-    owner: string,
-  ): Promise<{ uuid: string; stored: number }>;
+  ingest(player: string, samples: readonly SampleInput[], owner: string): Promise<Ingested>;
   /** The player's days with samples, newest first, from the aggregates only (never the raw samples). */
   history(player: string, range: DayRange, owner: string): Promise<readonly PingDay[]>;
   /** Deletes raw samples older than the retention, in bounded batches (the days stay), until done or `stop`. */
@@ -54,6 +63,11 @@ export interface PingService {
 export interface PingSettings {
   /** Raw samples are kept this long; a sample older than this is refused. */
   readonly retentionDays: number;
+  /**
+   * How far a sample's time may be after the batch was received: a collector's clock may run a little fast,
+   * but a sample from the future would stay its day's last sample until the clock caught up with it.
+   */
+  readonly maxFutureMs: number;
   /** The most values a day's history keeps (the latest ones); the statistics cover every sample. */
   readonly historyPerDay: number;
   /** Samples waiting for a transaction beyond which ingestion is refused (503). */
@@ -69,15 +83,14 @@ export interface PingServiceDeps {
 }
 
 const DAY_MS = 86_400_000;
-/** How far ahead of the service's clock a sample may be: a client's clock may run a little fast. */
-const FUTURE_TOLERANCE_MS = 5 * 60_000;
 
-type Batch = { readonly player: string; readonly samples: readonly Sample[] };
+type Batch = { readonly player: string; readonly owner: string; readonly samples: readonly Sample[] };
+type Written = Omit<Ingested, 'uuid'>;
 
 export function createPingService({ db, players, settings, now = Date.now }: PingServiceDeps): PingService {
   const repository = createPingRepository(db);
   // The queue's bound counts samples: one request may hold a thousand.
-  const committer = createGroupCommitter<Batch, number>(
+  const committer = createGroupCommitter<Batch, Written>(
     db,
     (transaction, batches) => writeBatches(transaction, batches, settings.historyPerDay),
     { ...settings.groupCommit, maxQueue: settings.maxQueuedSamples },
@@ -93,10 +106,10 @@ export function createPingService({ db, players, settings, now = Date.now }: Pin
 
   return {
     async ingest(player, inputs, owner) {
-      const samples = timedSamples(inputs, now(), settings.retentionDays);
+      const samples = timedSamples(inputs, now(), settings);
       const uuid = await uuidOf(player, owner);
-      const stored = await committer.submit({ player: uuid, samples });
-      return { uuid, stored };
+      const { stored, duplicates } = await committer.submit({ player: uuid, owner, samples });
+      return { uuid, stored, duplicates };
     },
 
     async history(player, range, owner) {
@@ -120,51 +133,84 @@ export function createPingService({ db, players, settings, now = Date.now }: Pin
   };
 }
 
-/** The samples with their times (now when not given); 400 naming each one whose time is out of bounds. */
-function timedSamples(inputs: readonly SampleInput[], at: number, retentionDays: number): Sample[] {
-  const latest = at + FUTURE_TOLERANCE_MS;
-  const earliest = at - retentionDays * DAY_MS;
+/**
+ * The samples with their times (when the batch was received, `receivedAt`, when not given); 400 naming each
+ * one whose time is out of bounds, the first MAX_PROBLEMS (it stops looking there: a batch of bad times
+ * costs no more than that).
+ */
+function timedSamples(
+  inputs: readonly SampleInput[],
+  receivedAt: number,
+  { maxFutureMs, retentionDays }: Pick<PingSettings, 'maxFutureMs' | 'retentionDays'>,
+): Sample[] {
+  const latest = receivedAt + maxFutureMs;
+  const earliest = receivedAt - retentionDays * DAY_MS;
   const problems: Problem[] = [];
-  const samples = inputs.map((input, index) => {
-    const sample = { at: input.at ?? at, ping: input.ping, lobby: input.lobby };
+  const samples: Sample[] = [];
+  for (const [index, input] of inputs.entries()) {
+    const at = input.at ?? receivedAt;
     const rule =
-      sample.at > latest
-        ? 'must be at most 5 minutes in the future'
-        : sample.at < earliest
+      at > latest
+        ? `must be at most ${maxFutureMs / 1000} seconds after the request was received`
+        : at < earliest
           ? `must be within the last ${retentionDays} days (the retention)`
           : undefined;
-    if (rule)
-      problems.push({
-        kind: ErrorKinds.INVALID_FIELD,
-        reason: `samples[${index}].at ${rule}`,
-        developerReason: `body/samples/${index}/at ${rule}`,
-      });
-    return sample;
-  });
+    if (rule === undefined) {
+      samples.push({ at, ping: input.ping, lobby: input.lobby });
+      continue;
+    }
+    problems.push({
+      kind: ErrorKinds.INVALID_FIELD,
+      reason: `samples[${index}].at ${rule}`,
+      developerReason: `body/samples/${index}/at ${rule}`,
+    });
+    if (problems.length === MAX_PROBLEMS) break;
+  }
   if (problems.length > 0) throw new AppError(problems, { cause: 'Invalid request body' });
   return samples;
 }
 
 /**
- * One transaction's batches: every sample stored as it came, and each (player, day) they fall on updated
- * once, players and days taken in order (so that writers on several instances lock in the same order).
- * Each batch answers how many samples it stored.
+ * One transaction's batches: each sample not stored yet is stored once (a repeat, within a batch or across
+ * the transaction's batches, goes to the first batch that carries it), and each (player, day) the newly
+ * stored samples fall on is updated once with those only; players, samples and days taken in order (so
+ * that writers on several instances lock in the same order). Each batch answers how many of its samples
+ * it stored, and how many were duplicates.
  */
 async function writeBatches(
   transaction: Executor,
   batches: readonly Batch[],
   historyPerDay: number,
-): Promise<number[]> {
+): Promise<Written[]> {
   const repository = createPingRepository(transaction);
-  const byPlayer = new Map<string, Sample[]>();
-  for (const { player, samples } of batches) {
-    const known = byPlayer.get(player);
-    if (known) known.push(...samples);
-    else byPlayer.set(player, [...samples]);
+  // Each distinct sample once, in the order it arrived, with the batch that carried it first.
+  const claimedBy = new Map<string, number>();
+  const byPlayer = new Map<string, OwnedSample[]>();
+  for (const [index, { player, owner, samples }] of batches.entries()) {
+    const claimed = byPlayer.get(player) ?? [];
+    byPlayer.set(player, claimed);
+    for (const sample of samples) {
+      const key = keyOf(player, sample);
+      if (claimedBy.has(key)) continue;
+      claimedBy.set(key, index);
+      claimed.push({ ...sample, owner });
+    }
   }
+  const stored = batches.map(() => 0);
   for (const player of [...byPlayer.keys()].sort()) {
-    const samples = byPlayer.get(player) ?? [];
-    await repository.insertSamples(player, samples);
+    const claimed = byPlayer.get(player) ?? [];
+    const fresh = new Set<string>();
+    for (const sample of await repository.insertNewSamples(player, claimed)) {
+      const key = keyOf(player, sample);
+      const batch = claimedBy.get(key);
+      // The database answers with what it was given: anything else is a bug, so roll back.
+      if (batch === undefined || fresh.has(key)) throw new Error('a stored ping sample was not given once');
+      fresh.add(key);
+      stored[batch] = (stored[batch] ?? 0) + 1;
+    }
+    if (fresh.size === 0) continue;
+    // Only the samples stored now count in their days, in the order they arrived.
+    const samples = claimed.filter((sample) => fresh.has(keyOf(player, sample)));
     const byDay = new Map<string, Sample[]>();
     for (const sample of samples) {
       const day = dayOf(sample.at);
@@ -176,8 +222,17 @@ async function writeBatches(
     for (const [day, daySamples] of byDay)
       await repository.saveDay(player, addSamples(aggregates.get(day), day, daySamples, historyPerDay));
   }
-  return batches.map((batch) => batch.samples.length);
+  return batches.map((batch, index) => {
+    const count = stored[index] ?? 0;
+    return { stored: count, duplicates: batch.samples.length - count };
+  });
 }
+
+/**
+ * What makes a sample itself: equal keys are one sample. Unambiguous: a UUID, then two integers (no `:` in
+ * any of them), then the lobby, whatever it holds.
+ */
+const keyOf = (player: string, { at, ping, lobby }: Sample): string => `${player}:${at}:${ping}:${lobby}`;
 
 /** The UTC calendar day of an instant, `YYYY-MM-DD`. */
 const dayOf = (at: number): string => new Date(at).toISOString().slice(0, 10);

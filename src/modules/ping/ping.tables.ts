@@ -9,13 +9,21 @@ export type PingTables = {
   ping_days: PingDaysTable;
 };
 
-/** Every sample as it came in; deleted after the retention (the days keep their statistics). */
+/**
+ * Every sample as it came in, once: (player, at, ping, lobby) is unique, so a replayed sample is not stored
+ * again. Deleted after the retention (the days keep their statistics).
+ */
 export type PingSamplesTable = {
   id: Generated<number | bigint>;
   player: string;
   at: number | bigint;
   ping: number;
   lobby: string;
+  /**
+   * The owner whose token wrote it (TEXT of decimal digits); `0` for a sample written before owners were
+   * recorded, by one of several writers (migration 0011).
+   */
+  owner: string;
 };
 
 /** One player's day: its statistics over every sample, and its history (the latest samples, capped). */

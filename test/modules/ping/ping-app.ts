@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
+import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Backend } from '../../helpers/backends.js';
 import type { FakeUpstream } from '../../helpers/fake-upstream.js';
@@ -43,16 +44,7 @@ export async function setupPing(
     player: string,
     samples: readonly (SentSample | Record<string, unknown>)[],
     token = test.token,
-  ) =>
-    postRaw(
-      player,
-      JSON.stringify({
-        samples: samples.map((sample) =>
-          typeof sample.at === 'number' ? { ...sample, at: new Date(sample.at).toISOString() } : sample,
-        ),
-      }),
-      token,
-    );
+  ) => sendSamples(test.app, token, player, samples);
   const days = async (player: string, query = ''): Promise<DayRecord[]> => {
     const reply = await test.get(`/ping/${player}${query ? `?${query}` : ''}`);
     assert.equal(reply.statusCode, 200, reply.body);
@@ -65,6 +57,24 @@ export async function setupPing(
     );
   return { ...test, post, postRaw, days, count };
 }
+
+/** POST /ping/{player} to `app` with `token`: the samples' `at` as RFC 3339 when given in epoch ms. */
+export const sendSamples = (
+  app: FastifyInstance,
+  token: string,
+  player: string,
+  samples: readonly (SentSample | Record<string, unknown>)[],
+) =>
+  app.inject({
+    method: 'POST',
+    url: `/ping/${player}`,
+    headers: { ...bearer(token), 'content-type': 'application/json' },
+    payload: JSON.stringify({
+      samples: samples.map((sample) =>
+        typeof sample.at === 'number' ? { ...sample, at: new Date(sample.at).toISOString() } : sample,
+      ),
+    }),
+  });
 
 /**
  * What endpoint 6 should say of these samples (in the order they were sent), computed here from the

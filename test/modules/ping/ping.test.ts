@@ -46,7 +46,7 @@ describeEachBackend('ping history (endpoint 6)', (backend) => {
     for (const batch of [firstHalf, secondHalf]) {
       const reply = await post(PLAYER, batch);
       assert.equal(reply.statusCode, 200, reply.body);
-      assert.deepEqual(reply.json(), { player: PLAYER, stored: batch.length });
+      assert.deepEqual(reply.json(), { player: PLAYER, stored: batch.length, duplicates: 0 });
     }
     const shown = await days(PLAYER);
     assert.deepEqual(shown, expectedDays([...firstHalf, ...secondHalf], 1440));

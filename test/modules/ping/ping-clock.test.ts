@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { it, type TestContext } from 'node:test';
+import { loadConfig } from '../../../src/config.js';
+import { migrations } from '../../../src/migrations.js';
+import { createPingService, type SampleInput } from '../../../src/modules/ping/ping.service.js';
+import { createDatabase } from '../../../src/platform/db/database.js';
+import { migrateToLatest } from '../../../src/platform/db/migrator.js';
+import { executorOf } from '../../../src/platform/db/transactions.js';
+import { AppError, MAX_PROBLEMS } from '../../../src/platform/errors.js';
+import { type Backend, describeEachBackend } from '../../helpers/backends.js';
+import { deferClose } from '../../helpers/build-test-app.js';
+import { createFakeClock } from '../../helpers/fake-clock.js';
+import { createTestDatabase } from '../../helpers/test-database.js';
+
+const PLAYER = '20934ef9488c465180a78f861586b4cf';
+const OWNER = '123456789012345678';
+const SECOND = 1000;
+/** Noon UTC: a minute either way stays on the day. */
+const NOON = Date.UTC(2026, 10, 22, 12);
+
+/**
+ * The ping service on a fresh, migrated database of the backend, on a fake clock, with the default
+ * settings; players are given as UUIDs, so resolving one needs no upstream.
+ */
+async function pingOnClock(t: TestContext, backend: Backend) {
+  const database = await createTestDatabase(backend.dialect);
+  deferClose(t, () => database.drop());
+  const config = loadConfig({ DATABASE_URL: database.url });
+  const db = createDatabase(config.database);
+  deferClose(t, () => db.destroy());
+  await migrateToLatest(db, migrations);
+  const clock = createFakeClock(NOON);
+  const service = createPingService({
+    db: executorOf(db),
+    players: { resolve: async (player) => ({ uuid: player }) },
+    settings: config.ping,
+    now: clock.now,
+  });
+  deferClose(t, () => service.close());
+  const last = async () => {
+    const [day] = await service.history(PLAYER, {}, OWNER);
+    return { at: day?.lastAt, lobby: day?.lastLobby };
+  };
+  /** The developer reasons of the 400 the ingestion of `samples` must be refused with. */
+  const refused = async (samples: readonly SampleInput[]): Promise<string[]> => {
+    const error = await service.ingest(PLAYER, samples, OWNER).then(
+      () => assert.fail('the batch was taken'),
+      (error: unknown) => error,
+    );
+    assert.ok(error instanceof AppError, String(error));
+    assert.equal(error.status, 400);
+    return error.problems.map((problem) => problem.developerReason);
+  };
+  return { service, clock, settings: config.ping, last, refused };
+}
+
+const AHEAD = 'must be at most 60 seconds after the request was received';
+
+describeEachBackend('ping sample times against the clock', (backend) => {
+  it('takes a sample 60 s ahead of when the batch was received, and refuses one 61 s (or 60.001 s) ahead', async (t) => {
+    const { service, clock, settings, last, refused } = await pingOnClock(t, backend);
+    assert.equal(settings.maxFutureMs, 60 * SECOND, 'PING_MAX_FUTURE_SECONDS defaults to 60');
+    const now = clock.now();
+    const taken = await service.ingest(PLAYER, [{ ping: 1, lobby: 'edge', at: now + 60 * SECOND }], OWNER);
+    assert.deepEqual(taken, { uuid: PLAYER, stored: 1, duplicates: 0 });
+    const good = { ping: 2, lobby: 'good', at: now };
+    assert.deepEqual(await refused([good, { ping: 3, lobby: 'over', at: now + 61 * SECOND }, good]), [
+      `body/samples/1/at ${AHEAD}`,
+    ]);
+    assert.deepEqual(await refused([{ ping: 3, lobby: 'over', at: now + 60 * SECOND + 1 }]), [
+      `body/samples/0/at ${AHEAD}`,
+    ]);
+    // Nothing of a refused batch is stored: its good sample is not there.
+    const [day] = await service.history(PLAYER, {}, OWNER);
+    assert.equal(day?.historyJson, '[1]');
+    assert.deepEqual(await last(), { at: now + 60 * SECOND, lobby: 'edge' });
+  });
+
+  it('lets an honest sample take the last place from one stamped ahead, once the clock has passed it', async (t) => {
+    const { service, clock, last } = await pingOnClock(t, backend);
+    const forgedAt = clock.now() + 60 * SECOND;
+    await service.ingest(PLAYER, [{ ping: 1, lobby: 'forged', at: forgedAt }], OWNER);
+    // Honest samples up to now are earlier: the forged one stays the last, as the latest by time.
+    await service.ingest(PLAYER, [{ ping: 40, lobby: 'honest', at: clock.now() }], OWNER);
+    await service.ingest(PLAYER, [{ ping: 41, lobby: 'honest-untimed' }], OWNER);
+    assert.deepEqual(await last(), { at: forgedAt, lobby: 'forged' });
+    // The clock moves past it: an honest sample stamped now (or left to be stamped now) replaces it.
+    await clock.advance(61 * SECOND);
+    await service.ingest(PLAYER, [{ ping: 42, lobby: 'honest-later', at: clock.now() }], OWNER);
+    assert.deepEqual(await last(), { at: clock.now(), lobby: 'honest-later' });
+    await clock.advance(SECOND);
+    await service.ingest(PLAYER, [{ ping: 43, lobby: 'honest-now' }], OWNER);
+    assert.deepEqual(await last(), { at: clock.now(), lobby: 'honest-now' });
+    const [day] = await service.history(PLAYER, {}, OWNER);
+    assert.equal(day?.historyJson, '[40,41,1,42,43]');
+  });
+
+  it('stops looking at the samples’ times once it has found MAX_PROBLEMS bad ones', async (t) => {
+    const { clock, refused } = await pingOnClock(t, backend);
+    let read = 0;
+    const ahead = clock.now() + 3600 * SECOND;
+    // A batch of 1000 samples, every one an hour ahead, that counts how many of its times are read.
+    const samples = Array.from({ length: 1000 }, (_, index) => ({
+      ping: index,
+      lobby: 'ahead',
+      get at() {
+        read++;
+        return ahead;
+      },
+    }));
+    const reasons = await refused(samples);
+    assert.equal(MAX_PROBLEMS, 20);
+    assert.deepEqual(
+      reasons,
+      Array.from({ length: MAX_PROBLEMS }, (_, index) => `body/samples/${index}/at ${AHEAD}`),
+    );
+    assert.equal(read, MAX_PROBLEMS, 'the 980 samples after the 20th bad one are not looked at');
+  });
+});

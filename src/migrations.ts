@@ -1,6 +1,8 @@
 import { applications } from './modules/applications/migrations/0003-applications.js';
 import { interactions } from './modules/interactions/migrations/0004-interactions.js';
+import { interactionOwners } from './modules/interactions/migrations/0009-interaction-owners.js';
 import { messengerUsers } from './modules/messenger-users/migrations/0006-messenger-users.js';
+import { messengerUserOwners } from './modules/messenger-users/migrations/0010-messenger-user-owners.js';
 import { ping } from './modules/ping/migrations/0007-ping.js';
 import { players } from './modules/players/migrations/0002-players.js';
 import { tokens } from './modules/tokens/migrations/0001-tokens.js';
@@ -22,4 +24,6 @@ export const migrations: Migrations = {
   '0006-messenger-users': messengerUsers,
   '0007-ping': ping,
   '0008-token-changes': tokenChanges,
+  '0009-interaction-owners': interactionOwners,
+  '0010-messenger-user-owners': messengerUserOwners,
 };

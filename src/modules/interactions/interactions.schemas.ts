@@ -134,7 +134,7 @@ export const InteractionLogListSchema = Type.Object(
  * An owner named in a query: a Discord ID, or 0, the owner of what was kept from before owners were
  * recorded (docs/decisions.md), which only an auditor reads.
  */
-export const OwnerFilter = (description: string) =>
+const OwnerFilter = (description: string) =>
   Type.Union([Type.Literal('0'), Snowflake()], {
     'x-reason': `must be an owner: a Discord ID from 1 to ${MAX_SNOWFLAKE}, or 0`,
     description,

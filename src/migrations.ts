@@ -1,6 +1,8 @@
 import { applications } from './modules/applications/migrations/0003-applications.js';
 import { interactions } from './modules/interactions/migrations/0004-interactions.js';
+import { interactionOwners } from './modules/interactions/migrations/0009-interaction-owners.js';
 import { messengerUsers } from './modules/messenger-users/migrations/0006-messenger-users.js';
+import { messengerUserOwners } from './modules/messenger-users/migrations/0010-messenger-user-owners.js';
 import { ownerBudgets } from './modules/owner-budgets/migrations/0012-owner-budgets.js';
 import { ping } from './modules/ping/migrations/0007-ping.js';
 import { pingOwners } from './modules/ping/migrations/0011-ping-owners.js';
@@ -24,6 +26,8 @@ export const migrations: Migrations = {
   '0006-messenger-users': messengerUsers,
   '0007-ping': ping,
   '0008-token-changes': tokenChanges,
+  '0009-interaction-owners': interactionOwners,
+  '0010-messenger-user-owners': messengerUserOwners,
   '0011-ping-owners': pingOwners,
   '0012-owner-budgets': ownerBudgets,
 };

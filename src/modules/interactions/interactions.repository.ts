@@ -22,13 +22,17 @@ export interface NewLogRow {
   readonly serverName: string | null;
 }
 
+/** A user or server seen in an owner's log: its name there, and when. */
 export interface Sighting {
+  readonly owner: bigint;
   readonly id: bigint;
   readonly name: string | null;
   readonly at: number;
 }
 
 export interface LogFilter {
+  /** Only the logs this owner logged (every owner's when undefined). */
+  readonly owner?: bigint;
   readonly userId?: bigint;
   readonly serverId?: bigint;
   /** Only logs received at or after this time (epoch ms). */
@@ -42,13 +46,14 @@ export interface LogFilter {
 export function createInteractionsRepository(executor: Executor) {
   const db = tablesOf<InteractionsTables>(executor);
 
-  /** Records the users seen: their latest username, first and last seen. One entry per user. */
+  /** Records the users seen, per owner: their latest username, first and last seen. One per owner and user. */
   async function sawUsers(users: readonly Sighting[]): Promise<void> {
     if (users.length === 0) return;
     await db
       .insertInto('interaction_users')
       .values(
         users.map((user) => ({
+          owner: user.owner.toString(),
           user_id: user.id.toString(),
           username: user.name ?? '',
           first_seen_at: user.at,
@@ -56,7 +61,7 @@ export function createInteractionsRepository(executor: Executor) {
         })),
       )
       .onConflict((conflict) =>
-        conflict.column('user_id').doUpdateSet((update) => ({
+        conflict.columns(['owner', 'user_id']).doUpdateSet((update) => ({
           username: update.ref('excluded.username'),
           last_seen_at: update.ref('excluded.last_seen_at'),
         })),
@@ -64,13 +69,17 @@ export function createInteractionsRepository(executor: Executor) {
       .execute();
   }
 
-  /** Records the servers seen: their latest name (a name left out keeps the known one). One per server. */
+  /**
+   * Records the servers seen, per owner: their latest name (a name left out keeps the known one). One per
+   * owner and server.
+   */
   async function sawServers(servers: readonly Sighting[]): Promise<void> {
     if (servers.length === 0) return;
     await db
       .insertInto('interaction_servers')
       .values(
         servers.map((server) => ({
+          owner: server.owner.toString(),
           server_id: server.id.toString(),
           server_name: server.name,
           first_seen_at: server.at,
@@ -78,7 +87,7 @@ export function createInteractionsRepository(executor: Executor) {
         })),
       )
       .onConflict((conflict) =>
-        conflict.column('server_id').doUpdateSet((update) => ({
+        conflict.columns(['owner', 'server_id']).doUpdateSet((update) => ({
           server_name: update.fn.coalesce('excluded.server_name', 'interaction_servers.server_name'),
           last_seen_at: update.ref('excluded.last_seen_at'),
         })),
@@ -89,8 +98,9 @@ export function createInteractionsRepository(executor: Executor) {
   return {
     /**
      * Inserts the logs whose fingerprint is not stored yet (the others are left as they are), and records
-     * the users and servers those mention: their latest names (a server name left out keeps the known
-     * one), first and last seen. The fingerprints of the logs it inserted. At most one log per fingerprint.
+     * the users and servers those mention for the owner that logged them: their latest names (a server name
+     * left out keeps the known one), first and last seen. The fingerprints of the logs it inserted. At most
+     * one log per fingerprint.
      */
     async insertNew(logs: readonly NewLogRow[]): Promise<Set<string>> {
       if (logs.length === 0) return new Set();
@@ -105,7 +115,12 @@ export function createInteractionsRepository(executor: Executor) {
       const fresh = logs.filter(({ record }) => fingerprints.has(record.fingerprint));
       await sawUsers(
         latestOf(
-          fresh.map(({ record, username }) => ({ id: record.userId, name: username, at: record.receivedAt })),
+          fresh.map(({ record, username }) => ({
+            owner: record.owner,
+            id: record.userId,
+            name: username,
+            at: record.receivedAt,
+          })),
         ),
       );
       await sawServers(
@@ -113,18 +128,19 @@ export function createInteractionsRepository(executor: Executor) {
           fresh.flatMap(({ record, serverName }) =>
             record.serverId === null
               ? []
-              : [{ id: record.serverId, name: serverName, at: record.receivedAt }],
+              : [{ owner: record.owner, id: record.serverId, name: serverName, at: record.receivedAt }],
           ),
         ),
       );
       return fingerprints;
     },
 
-    /** The username the logs last gave the user, if they mentioned them. */
-    async usernameOf(userId: bigint): Promise<string | undefined> {
+    /** The username the owner's logs last gave the user, if they mentioned them. */
+    async usernameOf(owner: bigint, userId: bigint): Promise<string | undefined> {
       const row = await db
         .selectFrom('interaction_users')
         .select('username')
+        .where('owner', '=', owner.toString())
         .where('user_id', '=', userId.toString())
         .executeTakeFirst();
       return row?.username;
@@ -143,6 +159,7 @@ export function createInteractionsRepository(executor: Executor) {
     /** Up to `limit` logs, newest first (received_at, then id), after `position` when given. */
     async list(filter: LogFilter, limit: number, position?: PagePosition): Promise<LogRecord[]> {
       let query = db.selectFrom('interaction_logs').selectAll();
+      if (filter.owner !== undefined) query = query.where('owner', '=', filter.owner.toString());
       if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId.toString());
       if (filter.serverId !== undefined) query = query.where('server_id', '=', filter.serverId.toString());
       if (filter.since !== undefined) query = query.where('received_at', '>=', filter.since);
@@ -186,9 +203,9 @@ const logRow = (log: LogRecord): InteractionLogsTable => ({
   document: log.document,
 });
 
-/** One sighting per ID: the latest of the batch. */
+/** One sighting per owner and ID: the latest of the batch. */
 const latestOf = (sightings: readonly Sighting[]): Sighting[] => [
-  ...new Map(sightings.map((sighting) => [sighting.id, sighting])).values(),
+  ...new Map(sightings.map((sighting) => [`${sighting.owner}:${sighting.id}`, sighting])).values(),
 ];
 
 /**
@@ -223,17 +240,17 @@ async function insertNewInOneStatement(
     ),
     fresh as (select incoming.* from incoming join inserted using (fingerprint)),
     users as (
-      insert into interaction_users (user_id, username, first_seen_at, last_seen_at)
-      select distinct on (user_id) user_id, username, received_at, received_at
-      from fresh order by user_id, position desc
-      on conflict (user_id) do update
+      insert into interaction_users (owner, user_id, username, first_seen_at, last_seen_at)
+      select distinct on (owner, user_id) owner, user_id, username, received_at, received_at
+      from fresh order by owner, user_id, position desc
+      on conflict (owner, user_id) do update
         set username = excluded.username, last_seen_at = excluded.last_seen_at
     ),
     servers as (
-      insert into interaction_servers (server_id, server_name, first_seen_at, last_seen_at)
-      select distinct on (server_id) server_id, server_name, received_at, received_at
-      from fresh where server_id is not null order by server_id, position desc
-      on conflict (server_id) do update
+      insert into interaction_servers (owner, server_id, server_name, first_seen_at, last_seen_at)
+      select distinct on (owner, server_id) owner, server_id, server_name, received_at, received_at
+      from fresh where server_id is not null order by owner, server_id, position desc
+      on conflict (owner, server_id) do update
         set server_name = coalesce(excluded.server_name, interaction_servers.server_name),
             last_seen_at = excluded.last_seen_at
     )

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponse, errorResponses } from '../../platform/error-response.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
@@ -8,7 +9,12 @@ import {
   InteractionLogRequestSchema,
   InteractionLogSchema,
 } from './interactions.schemas.js';
-import type { InteractionsService, StoredLog } from './interactions.service.js';
+import {
+  AUDIT_GRANT,
+  type InteractionsService,
+  type Reader,
+  type StoredLog,
+} from './interactions.service.js';
 
 const PATH = '/messenger/logging/interaction';
 
@@ -63,8 +69,10 @@ export const interactionsRoutes =
           operationId: 'listInteractionLogs',
           summary: 'List logged bot interactions',
           description:
-            'Newest first, a page at a time (`cursor` is the `next_cursor` of the page before), filtered by user, ' +
-            'server and receive time. Never with the interaction tokens. Grant: messenger:read.',
+            "The caller's own logs (those its owner's tokens logged), newest first, a page at a time (`cursor` is " +
+            'the `next_cursor` of the page before), filtered by user, server and receive time. With the ' +
+            "messenger:audit grant, every owner's, or one owner's with `owner`; without it, naming another owner " +
+            'is a 403 NOT_RESOURCE_OWNER. Never with the interaction tokens. Grant: messenger:read.',
           security: [{ bearerAuth: [] }],
           querystring: InteractionLogListQuery,
           response: {
@@ -74,12 +82,28 @@ export const interactionsRoutes =
         },
       },
       async (request) => {
-        const { since, user_id, server_id, ...page } = request.query;
-        const result = await service.list({ ...page, userId: user_id, serverId: server_id, since });
+        const { owner, since, user_id, server_id, ...page } = request.query;
+        const result = await service.list(readerOf(request), {
+          ...page,
+          owner: ownerNamed(owner),
+          userId: user_id,
+          serverId: server_id,
+          since,
+        });
         return { data: result.logs.map(storedLogWire), next_cursor: result.nextCursor ?? null };
       },
     );
   };
+
+/** The caller as a reader of interaction logs: its owner, and whether it audits every owner's. */
+const readerOf = (request: FastifyRequest): Reader => {
+  const principal = principalOf(request);
+  return { owner: principal.owner, auditor: principal.grants.has(AUDIT_GRANT) };
+};
+
+/** The owner a query's `owner` names (`0`, the owner of what was kept from before owners, comes as text). */
+const ownerNamed = (owner: bigint | '0' | undefined): bigint | undefined =>
+  owner === undefined ? undefined : BigInt(owner);
 
 const storedLogWire = (log: StoredLog) => ({
   id: log.id,

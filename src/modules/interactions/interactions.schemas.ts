@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { BoundedObject } from '../../platform/bounded-json.js';
-import { Snowflake, SnowflakeOut } from '../../platform/snowflake.js';
+import { MAX_SNOWFLAKE, Snowflake, SnowflakeOut } from '../../platform/snowflake.js';
 import { Text } from '../../platform/text.js';
 import { Timestamp } from '../../platform/timestamp.js';
 
@@ -130,8 +130,24 @@ export const InteractionLogListSchema = Type.Object(
   { additionalProperties: false, description: 'A page of interaction logs.' },
 );
 
+/**
+ * An owner named in a query: a Discord ID, or 0, the owner of what was kept from before owners were
+ * recorded (docs/decisions.md), which only an auditor reads.
+ */
+const OwnerFilter = (description: string) =>
+  Type.Union([Type.Literal('0'), Snowflake()], {
+    'x-reason': `must be an owner: a Discord ID from 1 to ${MAX_SNOWFLAKE}, or 0`,
+    description,
+  });
+
 export const InteractionLogListQuery = Type.Object(
   {
+    owner: Type.Optional(
+      OwnerFilter(
+        "Only this owner's logs. Without the messenger:audit grant you read your own only, and `owner`, if " +
+          "given, must be you; with it, every owner's unless `owner` names one.",
+      ),
+    ),
     user_id: Type.Optional(Snowflake({ description: "Only this user's interactions." })),
     server_id: Type.Optional(Snowflake({ description: "Only this server's interactions." })),
     since: Type.Optional(Timestamp({ description: 'Only logs received at or after this time (RFC 3339).' })),

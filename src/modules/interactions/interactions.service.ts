@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { bearerChallenge } from '../../platform/auth/auth-errors.js';
+import type { Grant } from '../../platform/auth/grants.js';
 import { deleteInBatches } from '../../platform/db/batched-delete.js';
 import { createGroupCommitter, type GroupCommitSettings } from '../../platform/db/group-commit.js';
 import type { Executor } from '../../platform/db/transactions.js';
@@ -45,11 +47,34 @@ export interface LoggedInteraction extends StoredLog {
 }
 
 export interface LogQuery {
+  /** Only this owner's logs: the reader's own unless it is an auditor (who reads every owner's without it). */
+  readonly owner?: bigint;
   readonly userId?: bigint;
   readonly serverId?: bigint;
   readonly since?: number;
   readonly limit: number;
   readonly cursor?: string;
+}
+
+/** The grant that reads every owner's logs and chat-platform users (operators only). */
+export const AUDIT_GRANT: Grant = 'messenger:audit';
+
+/** Who reads: a token's owner, and whether the token reads every owner's data (AUDIT_GRANT). */
+export interface Reader {
+  readonly owner: bigint;
+  readonly auditor: boolean;
+}
+
+/**
+ * A reader may name only its own owner's data, unless it is an auditor: 403 NOT_RESOURCE_OWNER otherwise.
+ * Messenger users follow the same rule for their per-owner views.
+ */
+export function ensureMayRead(reader: Reader, owner: bigint | undefined): void {
+  if (reader.auditor || owner === undefined || owner === reader.owner) return;
+  throw AppError.of(ErrorKinds.NOT_RESOURCE_OWNER, {
+    developerReason: `without the ${AUDIT_GRANT} grant, owner must be the token's owner or be left out`,
+    headers: bearerChallenge('insufficient_scope', AUDIT_GRANT),
+  });
 }
 
 export interface InteractionsService {
@@ -59,10 +84,16 @@ export interface InteractionsService {
    * interaction logged again by the same owner resolves to its first record and stores nothing.
    */
   log(owner: bigint, log: InteractionLog): Promise<LoggedInteraction>;
-  /** The Discord username the logs last gave the user, if they mentioned them. */
-  knownUsername(userId: bigint): Promise<string | undefined>;
-  /** Newest first, a page at a time. */
-  list(query: LogQuery): Promise<{ logs: readonly StoredLog[]; nextCursor?: string }>;
+  /**
+   * The Discord username the owner's logs last gave the user, if that owner logged them (another owner's
+   * logs never count).
+   */
+  knownUsername(owner: bigint, userId: bigint): Promise<string | undefined>;
+  /**
+   * Newest first, a page at a time: the reader's own logs, or, for an auditor, every owner's (or the one
+   * `query.owner` names). A reader naming another owner: 403.
+   */
+  list(reader: Reader, query: LogQuery): Promise<{ logs: readonly StoredLog[]; nextCursor?: string }>;
   /** Deletes logs older than the retention, in bounded batches, until done or `stop`; how many it deleted. */
   deleteExpired(stop?: AbortSignal): Promise<number>;
   /** Commits every log already taken; takes no more. */
@@ -125,11 +156,16 @@ export function createInteractionsService({
         : { id: record.id, receivedAt: record.receivedAt, owner, document, duplicate: false };
     },
 
-    knownUsername: (userId) => repository.usernameOf(userId),
+    knownUsername: (owner, userId) => repository.usernameOf(owner, userId),
 
-    async list({ limit, cursor, ...filter }) {
+    async list(reader, { limit, cursor, owner, ...filter }) {
+      ensureMayRead(reader, owner);
       const position = cursor === undefined ? undefined : decodeCursor(cursor);
-      const rows = await repository.list(filter, limit + 1, position);
+      const rows = await repository.list(
+        { ...filter, owner: reader.auditor ? owner : reader.owner },
+        limit + 1,
+        position,
+      );
       const { items, nextCursor } = pageOf(rows, limit, (row) => row.receivedAt);
       const logs = items.map(storedLog);
       return nextCursor ? { logs, nextCursor } : { logs };

@@ -22,15 +22,22 @@ export type InteractionLogsTable = {
   document: string;
 };
 
-/** Every Discord user the logs mentioned: the username last seen, first and last seen. */
+/**
+ * Every Discord user the logs mentioned, per owner (the key is owner and user): the username that owner's
+ * logs last gave, first and last seen in them. Owner `0` holds rows kept from before owners, which no
+ * token's owner reads (docs/decisions.md).
+ */
 export type InteractionUsersTable = {
+  owner: string;
   user_id: string;
   username: string;
   first_seen_at: number;
   last_seen_at: number;
 };
 
+/** Every server the logs mentioned, per owner as users are: the name that owner's logs last gave. */
 export type InteractionServersTable = {
+  owner: string;
   server_id: string;
   server_name: string | null;
   first_seen_at: number;

@@ -13,12 +13,12 @@ export interface MessengerUsersModuleDeps {
   readonly db: Executor;
   /** Resolves and looks up the players linked (through the cache, single-flight and budget). */
   readonly players: Pick<PlayersService, 'resolve' | 'lookup'>;
-  /** The Discord usernames the interaction logs saw, for verification. */
+  /** The Discord usernames each owner's interaction logs saw: for verification, and the users it knows. */
   readonly interactions: Pick<InteractionsService, 'knownUsername'>;
   readonly settings: MessengerUsersSettings;
 }
 
-/** Discord users and their linked Minecraft accounts (endpoint 7 and its writes). */
+/** Discord users and their linked Minecraft accounts, one view per owner (endpoint 7 and its writes). */
 export function createMessengerUsersModule(deps: MessengerUsersModuleDeps): AppModule<MessengerUsersService> {
   const service = createMessengerUsersService(deps);
   return { name: 'messenger-users', service, routes: messengerUsersRoutes(service) };

@@ -17,15 +17,18 @@ export interface LinkedAccount {
 }
 
 /**
- * All SQL about messenger users and their linked accounts, run on `executor`: the database, or a
- * transaction the service started. Times are epoch milliseconds.
+ * All SQL about messenger users and their linked accounts in one owner's view, run on `executor`: the
+ * database, or a transaction the service started. Every statement reads and writes `owner`'s rows only.
+ * Times are epoch milliseconds.
  */
-export function createMessengerUsersRepository(executor: Executor) {
+export function createMessengerUsersRepository(executor: Executor, owner: bigint) {
   const db = tablesOf<MessengerUsersTables>(executor);
+  const ownerText = owner.toString();
+  const users = () => db.selectFrom('messenger_users').where('owner', '=', ownerText);
+  const accounts = () => db.selectFrom('linked_accounts').where('owner', '=', ownerText);
   return {
     async findUser(snowflake: bigint): Promise<UserRecord | undefined> {
-      const row = await db
-        .selectFrom('messenger_users')
+      const row = await users()
         .select(['snowflake', 'locale', 'username'])
         .where('snowflake', '=', snowflake.toString())
         .executeTakeFirst();
@@ -37,13 +40,14 @@ export function createMessengerUsersRepository(executor: Executor) {
       await db
         .insertInto('messenger_users')
         .values({
+          owner: ownerText,
           snowflake: user.snowflake.toString(),
           locale: user.locale,
           username: user.username,
           created_at: at,
           updated_at: at,
         })
-        .onConflict((conflict) => conflict.column('snowflake').doNothing())
+        .onConflict((conflict) => conflict.columns(['owner', 'snowflake']).doNothing())
         .execute();
     },
 
@@ -56,6 +60,7 @@ export function createMessengerUsersRepository(executor: Executor) {
       const result = await db
         .updateTable('messenger_users')
         .set({ updated_at: at })
+        .where('owner', '=', ownerText)
         .where('snowflake', '=', snowflake.toString())
         .executeTakeFirst();
       return result.numUpdatedRows > 0n;
@@ -65,14 +70,14 @@ export function createMessengerUsersRepository(executor: Executor) {
       await db
         .updateTable('messenger_users')
         .set({ locale, updated_at: at })
+        .where('owner', '=', ownerText)
         .where('snowflake', '=', snowflake.toString())
         .execute();
     },
 
     /** The user's accounts: the primary first, then in link order. */
     async accountsOf(snowflake: bigint): Promise<LinkedAccount[]> {
-      const rows = await db
-        .selectFrom('linked_accounts')
+      const rows = await accounts()
         .selectAll()
         .where('snowflake', '=', snowflake.toString())
         .orderBy('is_primary', 'desc')
@@ -87,30 +92,28 @@ export function createMessengerUsersRepository(executor: Executor) {
       }));
     },
 
-    /** Who the account is linked to, if anyone. */
+    /** Who the account is linked to in this owner's view, if anyone. */
     async holderOf(uuid: string): Promise<bigint | undefined> {
-      const row = await db
-        .selectFrom('linked_accounts')
-        .select('snowflake')
-        .where('uuid', '=', uuid)
-        .executeTakeFirst();
+      const row = await accounts().select('snowflake').where('uuid', '=', uuid).executeTakeFirst();
       return row && BigInt(row.snowflake);
     },
 
     /**
-     * Links the account to the user unless it is linked already (to anyone); whether this call linked it.
-     * A concurrent link of the same account by another user waits for that one to end, then links nothing.
+     * Links the account to the user unless it is linked already (to anyone in this owner's view); whether
+     * this call linked it. A concurrent link of the same account by another user of the view waits for that
+     * one to end, then links nothing.
      */
-    async link(account: Omit<LinkedAccount, 'primary'> & { primary: boolean }): Promise<boolean> {
+    async link(account: LinkedAccount): Promise<boolean> {
       const result = await db
         .insertInto('linked_accounts')
         .values({
+          owner: ownerText,
           uuid: account.uuid,
           snowflake: account.snowflake.toString(),
           is_primary: account.primary ? 1 : 0,
           linked_at: account.linkedAt,
         })
-        .onConflict((conflict) => conflict.column('uuid').doNothing())
+        .onConflict((conflict) => conflict.columns(['owner', 'uuid']).doNothing())
         .executeTakeFirst();
       return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
     },
@@ -119,6 +122,7 @@ export function createMessengerUsersRepository(executor: Executor) {
     async unlink(snowflake: bigint, uuid: string): Promise<{ primary: boolean } | undefined> {
       const row = await db
         .deleteFrom('linked_accounts')
+        .where('owner', '=', ownerText)
         .where('snowflake', '=', snowflake.toString())
         .where('uuid', '=', uuid)
         .returning('is_primary')
@@ -131,6 +135,7 @@ export function createMessengerUsersRepository(executor: Executor) {
       await db
         .updateTable('linked_accounts')
         .set({ is_primary: 0 })
+        .where('owner', '=', ownerText)
         .where('snowflake', '=', snowflake.toString())
         .where('is_primary', '=', 1)
         .execute();
@@ -141,6 +146,7 @@ export function createMessengerUsersRepository(executor: Executor) {
       const result = await db
         .updateTable('linked_accounts')
         .set({ is_primary: 1 })
+        .where('owner', '=', ownerText)
         .where('snowflake', '=', snowflake.toString())
         .where('uuid', '=', uuid)
         .executeTakeFirst();
@@ -148,3 +154,5 @@ export function createMessengerUsersRepository(executor: Executor) {
     },
   };
 }
+
+export type MessengerUsersRepository = ReturnType<typeof createMessengerUsersRepository>;

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponses } from '../../platform/error-response.js';
 import { SnowflakeParams } from '../../platform/http/path-params.js';
@@ -9,9 +10,15 @@ import {
   AccountParams,
   LinkRequestSchema,
   LocaleRequestSchema,
+  ProfileQuery,
   UserProfileResultSchema,
 } from './messenger-users.schemas.js';
-import type { MessengerUserProfile, MessengerUsersService } from './messenger-users.service.js';
+import {
+  AUDIT_GRANT,
+  type MessengerUserProfile,
+  type MessengerUsersService,
+  type Reader,
+} from './messenger-users.service.js';
 
 const PROFILE = '/messenger/user/:snowflake/profile';
 const ACCOUNTS = '/messenger/user/:snowflake/accounts';
@@ -19,7 +26,10 @@ const TAGS = ['Messenger'];
 const security = [{ bearerAuth: [] }];
 const profileResponse = responseDoc(UserProfileResultSchema);
 
-/** Endpoint 7 and the writes beside it: a Discord user's locale and linked Minecraft accounts. */
+/**
+ * Endpoint 7 and the writes beside it: a Discord user's locale and linked Minecraft accounts, in the calling
+ * owner's view (each owner's bot has its own).
+ */
 export const messengerUsersRoutes =
   (service: MessengerUsersService): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -31,13 +41,22 @@ export const messengerUsersRoutes =
           tags: TAGS,
           operationId: 'getMessengerUserProfile',
           summary: "Get a Discord user's profile and linked Minecraft accounts",
-          description: 'The primary account first, then in link order. Grant: messenger:read.',
+          description:
+            "The user in the caller's view (its owner's): a user it has logged or written is known (the locale " +
+            'en-US until set, no accounts until it links one); any other is 404, whatever other owners know. ' +
+            'The primary account first, then in link order. With the messenger:audit grant, `owner` reads that ' +
+            "owner's view; without it, naming another owner is a 403 NOT_RESOURCE_OWNER. Grant: messenger:read.",
           security,
           params: SnowflakeParams,
+          querystring: ProfileQuery,
           response: { 200: profileResponse, ...errorResponses(400, 401, 403, 404) },
         },
       },
-      async (request) => profileWire(await service.profile(request.params.snowflake)),
+      async (request) => {
+        const { owner } = request.query;
+        const asked = owner === undefined ? undefined : BigInt(owner);
+        return profileWire(await service.profile(readerOf(request), request.params.snowflake, asked));
+      },
     );
 
     app.put(
@@ -49,14 +68,18 @@ export const messengerUsersRoutes =
           operationId: 'setMessengerUserLocale',
           summary: "Set a Discord user's locale",
           description:
-            'A BCP 47 language tag, kept in canonical form; creates the user when new. Grant: messenger:write.',
+            "A BCP 47 language tag, kept in canonical form; creates the user in the caller's view when new. " +
+            'Grant: messenger:write.',
           security,
           params: SnowflakeParams,
           body: LocaleRequestSchema,
           response: { 200: profileResponse, ...errorResponses(400, 401, 403, 413, 415) },
         },
       },
-      async (request) => profileWire(await service.setLocale(request.params.snowflake, request.body.locale)),
+      async (request) =>
+        profileWire(
+          await service.setLocale(principalOf(request).owner, request.params.snowflake, request.body.locale),
+        ),
     );
 
     app.post(
@@ -68,9 +91,10 @@ export const messengerUsersRoutes =
           operationId: 'linkMinecraftAccount',
           summary: 'Link a Minecraft account to a Discord user',
           description:
-            'By UUID or username (resolved through the cache and the upstream budget); creates the user when new. ' +
-            'The first account linked is primary. 409 when another user has the account, when the user has ' +
-            'MESSENGER_MAX_LINKED_ACCOUNTS already, or when verification fails; upstream trouble during ' +
+            'By UUID or username (resolved through the cache and the upstream budget); creates the user in the ' +
+            "caller's view when new. The first account linked is primary. 409 when another user of the caller's " +
+            'view has the account, when the user has MESSENGER_MAX_LINKED_ACCOUNTS already, or when verification ' +
+            "fails (against the username the caller's own logs last gave the user); upstream trouble during " +
             'resolution or verification answers 429/502/503/504 as /gamemode/profiles does, and links nothing. ' +
             'Grant: messenger:write.',
           security,
@@ -83,9 +107,8 @@ export const messengerUsersRoutes =
         },
       },
       async (request) => {
-        const caller = String(principalOf(request).owner);
         const linked = await service
-          .link(request.params.snowflake, request.body, caller)
+          .link(principalOf(request).owner, request.params.snowflake, request.body)
           .catch(asUpstreamError);
         return profileWire(linked);
       },
@@ -107,7 +130,13 @@ export const messengerUsersRoutes =
         },
       },
       async (request) =>
-        profileWire(await service.unlink(request.params.snowflake, uuidOf(request.params.uuid))),
+        profileWire(
+          await service.unlink(
+            principalOf(request).owner,
+            request.params.snowflake,
+            uuidOf(request.params.uuid),
+          ),
+        ),
     );
 
     app.put(
@@ -125,9 +154,21 @@ export const messengerUsersRoutes =
         },
       },
       async (request) =>
-        profileWire(await service.makePrimary(request.params.snowflake, uuidOf(request.params.uuid))),
+        profileWire(
+          await service.makePrimary(
+            principalOf(request).owner,
+            request.params.snowflake,
+            uuidOf(request.params.uuid),
+          ),
+        ),
     );
   };
+
+/** The caller as a reader of users: its owner, and whether it may read every owner's view. */
+const readerOf = (request: FastifyRequest): Reader => {
+  const principal = principalOf(request);
+  return { owner: principal.owner, auditor: principal.grants.has(AUDIT_GRANT) };
+};
 
 /** The schema took only UUIDs: undashed lowercase. */
 const uuidOf = (text: string): string => {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { PLAYER_PATTERN } from '../../platform/player-id.js';
-import { SnowflakeParam } from '../../platform/snowflake.js';
+import { MAX_SNOWFLAKE, Snowflake, SnowflakeParam } from '../../platform/snowflake.js';
 import { Text } from '../../platform/text.js';
 
 const UUID_PATTERN =
@@ -18,6 +18,24 @@ export const AccountParams = Type.Object({
     example: '20934ef9488c465180a78f861586b4cf',
   }),
 });
+
+/**
+ * Endpoint 7's query: whose view to read. An owner is a Discord ID, or 0, the owner of what was kept from
+ * before owners were recorded (docs/decisions.md).
+ */
+export const ProfileQuery = Type.Object(
+  {
+    owner: Type.Optional(
+      Type.Union([Type.Literal('0'), Snowflake()], {
+        'x-reason': `must be an owner: a Discord ID from 1 to ${MAX_SNOWFLAKE}, or 0`,
+        description:
+          "Read this owner's view of the user (default: your own). Only with the messenger:audit grant may it " +
+          'name another owner than you.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 /** Endpoint 7's UserProfileResult. */
 export const UserProfileResultSchema = Type.Object(

@@ -1,13 +1,19 @@
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
-import type { InteractionsService } from '../interactions/interactions.service.js';
+import {
+  ensureMayRead,
+  type InteractionsService,
+  type Reader,
+} from '../interactions/interactions.service.js';
 import type { PlayerLookup, PlayersService } from '../players/players.service.js';
 import {
   createMessengerUsersRepository,
   type LinkedAccount,
+  type MessengerUsersRepository,
   type UserRecord,
 } from './messenger-users.repository.js';
 
+export { AUDIT_GRANT, type Reader } from '../interactions/interactions.service.js';
 export type { LinkedAccount } from './messenger-users.repository.js';
 
 export const DEFAULT_LOCALE = 'en-US';
@@ -31,22 +37,26 @@ export interface LinkRequest {
 }
 
 export interface MessengerUsersService {
-  /** The user and their accounts; 404 when unknown. */
-  profile(snowflake: bigint): Promise<MessengerUserProfile>;
+  /**
+   * The user and their accounts in one owner's view: the reader's own, or, for an auditor, the one `owner`
+   * names (403 for another reader naming another owner). A user the owner logged (interaction logs) but never
+   * wrote is known, with the default locale and no accounts; 404 when the owner knows no such user.
+   */
+  profile(reader: Reader, snowflake: bigint, owner?: bigint): Promise<MessengerUserProfile>;
   /** Sets the user's locale (BCP 47, canonicalised; 400 when not one), creating the user if new. */
-  setLocale(snowflake: bigint, locale: string): Promise<MessengerUserProfile>;
+  setLocale(owner: bigint, snowflake: bigint, locale: string): Promise<MessengerUserProfile>;
   /**
    * Links a Minecraft account to the user (creating the user if new), resolved and, when asked, verified
-   * through the players service for `caller` (charged for the upstream calls). Linking an account the
-   * user has already is no change (or makes it primary when asked). 409 when another user has it, when
-   * the user has the most accounts allowed, or when verification fails; upstream trouble throws an
-   * UpstreamFailure and links nothing.
+   * through the players service for `owner` (charged for the upstream calls). Linking an account the
+   * user has already is no change (or makes it primary when asked). 409 when another user of the owner's
+   * view has it, when the user has the most accounts allowed, or when verification fails; upstream trouble
+   * throws an UpstreamFailure and links nothing.
    */
-  link(snowflake: bigint, request: LinkRequest, caller: string): Promise<MessengerUserProfile>;
+  link(owner: bigint, snowflake: bigint, request: LinkRequest): Promise<MessengerUserProfile>;
   /** Unlinks the account (the oldest remaining becomes primary if it was); 404 when not linked to the user. */
-  unlink(snowflake: bigint, uuid: string): Promise<MessengerUserProfile>;
+  unlink(owner: bigint, snowflake: bigint, uuid: string): Promise<MessengerUserProfile>;
   /** Makes the user's account their primary; 404 when not linked to the user. */
-  makePrimary(snowflake: bigint, uuid: string): Promise<MessengerUserProfile>;
+  makePrimary(owner: bigint, snowflake: bigint, uuid: string): Promise<MessengerUserProfile>;
 }
 
 export interface MessengerUsersSettings {
@@ -57,11 +67,16 @@ export interface MessengerUsersSettings {
 export interface MessengerUsersServiceDeps {
   readonly db: Executor;
   readonly players: Pick<PlayersService, 'resolve' | 'lookup'>;
+  /** The usernames each owner's logs gave its users: for verification, and the users an owner knows. */
   readonly interactions: Pick<InteractionsService, 'knownUsername'>;
   readonly settings: MessengerUsersSettings;
   readonly now?: () => number;
 }
 
+/**
+ * Each owner's bot has its own view of the chat-platform users: every read and write is in one owner's view
+ * (its repository is made for that owner), and one owner's writes change nothing another owner sees.
+ */
 export function createMessengerUsersService({
   db,
   players,
@@ -69,70 +84,92 @@ export function createMessengerUsersService({
   settings,
   now = Date.now,
 }: MessengerUsersServiceDeps): MessengerUsersService {
-  const repository = createMessengerUsersRepository(db);
+  /** Whether the owner logged the user: then the user is known in its view, even before any write. */
+  const logged = async (owner: bigint, snowflake: bigint) =>
+    (await interactions.knownUsername(owner, snowflake)) !== undefined;
 
-  async function profileOf(executor: Executor, snowflake: bigint): Promise<MessengerUserProfile> {
-    const users = createMessengerUsersRepository(executor);
+  async function profileOf(
+    users: MessengerUsersRepository,
+    snowflake: bigint,
+  ): Promise<MessengerUserProfile | undefined> {
     const user = await users.findUser(snowflake);
-    if (!user) throw notFound(snowflake);
-    return { snowflake, locale: user.locale, accounts: await users.accountsOf(snowflake) };
+    return user && { snowflake, locale: user.locale, accounts: await users.accountsOf(snowflake) };
   }
 
-  /** Runs `change` on the user in one transaction, the user's row locked first; the profile after it. */
-  function changeUser(
+  /**
+   * Runs `change` on the owner's user in one transaction, the user's row locked first; the profile after it.
+   * A user the owner only logged has no row to change: it has no accounts, so an account named is not linked.
+   */
+  async function changeUser(
+    owner: bigint,
     snowflake: bigint,
-    change: (users: ReturnType<typeof createMessengerUsersRepository>) => Promise<void>,
+    change: (users: MessengerUsersRepository) => Promise<void>,
     create?: UserRecord,
   ): Promise<MessengerUserProfile> {
-    return inTransaction(db, async (transaction) => {
-      const users = createMessengerUsersRepository(transaction);
+    const changed = await inTransaction(db, async (transaction) => {
+      const users = createMessengerUsersRepository(transaction, owner);
       const at = now();
       if (create) await users.createUser(create, at);
-      if (!(await users.touchUser(snowflake, at))) throw notFound(snowflake);
+      if (!(await users.touchUser(snowflake, at))) return undefined;
       await change(users);
-      return profileOf(transaction, snowflake);
+      return profileOf(users, snowflake);
     });
+    if (changed) return changed;
+    // Asked after the transaction: on SQLite a read of the root database inside it would wait for it.
+    throw (await logged(owner, snowflake)) ? notLinked() : notFound(snowflake);
   }
 
-  /** The Discord username to verify against: the logs' latest, else the one the user was created with. */
-  async function usernameFor(snowflake: bigint, given: string | undefined): Promise<string> {
+  /**
+   * The Discord username to verify against: the owner's logs' latest, else the one the owner gave when it
+   * created the user, else the request's. Never another owner's.
+   */
+  async function usernameFor(owner: bigint, snowflake: bigint, given: string | undefined): Promise<string> {
     const known =
-      (await interactions.knownUsername(snowflake)) ?? (await repository.findUser(snowflake))?.username;
+      (await interactions.knownUsername(owner, snowflake)) ??
+      (await createMessengerUsersRepository(db, owner).findUser(snowflake))?.username;
     const username = known ?? given;
     if (username === undefined || username === null)
       throw AppError.of(ErrorKinds.USERNAME_UNKNOWN, {
         developerReason:
-          'no interaction log names this user and the request gives no username: send `username` with the link',
+          'no interaction log of yours names this user and the request gives no username: send `username` with the link',
       });
     return username;
   }
 
-  async function verify(snowflake: bigint, uuid: string, given: string | undefined, caller: string) {
-    const username = await usernameFor(snowflake, given);
-    const problem = verificationProblem(await players.lookup(uuid, caller), username);
+  async function verify(owner: bigint, snowflake: bigint, uuid: string, given: string | undefined) {
+    const username = await usernameFor(owner, snowflake, given);
+    const problem = verificationProblem(await players.lookup(uuid, owner.toString()), username);
     if (problem)
       throw AppError.of(ErrorKinds.LINK_NOT_VERIFIED, { reason: problem, developerReason: problem });
   }
 
   return {
-    profile: (snowflake) => profileOf(db, snowflake),
+    async profile(reader, snowflake, asked) {
+      ensureMayRead(reader, asked);
+      const owner = asked ?? reader.owner;
+      const found = await profileOf(createMessengerUsersRepository(db, owner), snowflake);
+      if (found) return found;
+      if (await logged(owner, snowflake)) return { snowflake, locale: DEFAULT_LOCALE, accounts: [] };
+      throw notFound(snowflake);
+    },
 
-    setLocale(snowflake, locale) {
+    setLocale(owner, snowflake, locale) {
       const canonical = canonicalLocale(locale);
-      return changeUser(snowflake, (users) => users.setLocale(snowflake, canonical, now()), {
+      return changeUser(owner, snowflake, (users) => users.setLocale(snowflake, canonical, now()), {
         snowflake,
         locale: canonical,
         username: null,
       });
     },
 
-    async link(snowflake, request, caller) {
-      const resolved = await players.resolve(request.player, caller);
+    async link(owner, snowflake, request) {
+      const resolved = await players.resolve(request.player, owner.toString());
       if (!('uuid' in resolved)) throw AppError.of(ErrorKinds.PLAYER_NOT_FOUND);
       const { uuid } = resolved;
-      if (request.verify) await verify(snowflake, uuid, request.username, caller);
+      if (request.verify) await verify(owner, snowflake, uuid, request.username);
       const create = { snowflake, locale: DEFAULT_LOCALE, username: request.username ?? null };
       return changeUser(
+        owner,
         snowflake,
         async (users) => {
           const holder = await users.holderOf(uuid);
@@ -156,8 +193,8 @@ export function createMessengerUsersService({
       );
     },
 
-    unlink(snowflake, uuid) {
-      return changeUser(snowflake, async (users) => {
+    unlink(owner, snowflake, uuid) {
+      return changeUser(owner, snowflake, async (users) => {
         const unlinked = await users.unlink(snowflake, uuid);
         if (!unlinked) throw notLinked();
         if (!unlinked.primary) return;
@@ -166,8 +203,8 @@ export function createMessengerUsersService({
       });
     },
 
-    makePrimary(snowflake, uuid) {
-      return changeUser(snowflake, async (users) => {
+    makePrimary(owner, snowflake, uuid) {
+      return changeUser(owner, snowflake, async (users) => {
         if ((await users.holderOf(uuid)) !== snowflake) throw notLinked();
         await users.clearPrimary(snowflake);
         await users.makePrimary(snowflake, uuid);

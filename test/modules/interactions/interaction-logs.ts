@@ -4,7 +4,7 @@ import type { Backend } from '../../helpers/backends.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
 
-/** The interaction-log suites' shared parts: bodies, the app with a bot's and a reader's tokens, faults. */
+/** The interaction-log suites' shared parts: bodies, the app with a bot's and its owner's reader tokens, faults. */
 export const PATH = '/messenger/logging/interaction';
 export const BOT_OWNER = 987654321098765432n;
 export const USER = '18446744073709551615';
@@ -44,7 +44,8 @@ export function logText({
 export async function setup(t: TestContext, backend: Backend, env: Record<string, string> = {}) {
   const test = await buildTestApp(t, { backend, env });
   const bot = await issueToken(test.app, test.config, { owner: BOT_OWNER, grants: ['messenger:log'] });
-  const reader = await issueToken(test.app, test.config, { owner: 1n, grants: ['messenger:read'] });
+  // The bot's owner reading its logs: a reader sees its own owner's logs only.
+  const reader = await issueToken(test.app, test.config, { owner: BOT_OWNER, grants: ['messenger:read'] });
   const post = (text: string, token = bot) =>
     test.app.inject({
       method: 'POST',

@@ -9,6 +9,8 @@ import { bearer, issueToken } from '../../helpers/tokens.js';
 
 const USER = '18446744073709551615'; // 20 digits, 2^64-1
 const OTHER = '1234567890123456789'; // 19 digits
+/** The owner of the suite's tokens (issueToken's default): whose view the users are in. */
+const OWNER = '123456789012345678';
 const MINIKLOON = FIXTURE_PLAYERS.minikloon.uuid;
 const BUILDER = FIXTURE_PLAYERS.builder.uuid;
 const SKYBLOCKER = FIXTURE_PLAYERS.skyblocker.uuid;
@@ -183,10 +185,9 @@ describeEachBackend('messenger users (endpoint 7)', (backend) => {
       'a second primary is refused by the partial unique index',
     );
     await assert.rejects(
-      sql`insert into linked_accounts (uuid, snowflake, is_primary, linked_at) values (${MINIKLOON}, ${OTHER}, 0, 1)`.execute(
-        app.db,
-      ),
-      'an account linked twice is refused by the key',
+      sql`insert into linked_accounts (owner, uuid, snowflake, is_primary, linked_at)
+          values (${OWNER}, ${MINIKLOON}, ${OTHER}, 0, 1)`.execute(app.db),
+      "an account linked twice in one owner's view is refused by the key",
     );
   });
 

@@ -7,6 +7,7 @@ import { ownerBudgets } from './modules/owner-budgets/migrations/0012-owner-budg
 import { ping } from './modules/ping/migrations/0007-ping.js';
 import { pingOwners } from './modules/ping/migrations/0011-ping-owners.js';
 import { players } from './modules/players/migrations/0002-players.js';
+import { playerFetchers } from './modules/players/migrations/0013-player-fetchers.js';
 import { tokens } from './modules/tokens/migrations/0001-tokens.js';
 import { tokenChanges } from './modules/tokens/migrations/0008-token-changes.js';
 import { leases } from './platform/db/migrations/0005-leases.js';
@@ -30,4 +31,5 @@ export const migrations: Migrations = {
   '0010-messenger-user-owners': messengerUserOwners,
   '0011-ping-owners': pingOwners,
   '0012-owner-budgets': ownerBudgets,
+  '0013-player-fetchers': playerFetchers,
 };

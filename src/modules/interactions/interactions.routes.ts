@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponse, errorResponses } from '../../platform/error-response.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
+import { WorkCost } from '../../platform/limits/work-budget.js';
 import {
   InteractionLogListQuery,
   InteractionLogListSchema,
@@ -26,6 +27,7 @@ export const interactionsRoutes =
       PATH,
       {
         onRequest: app.requireGrant('messenger:log'),
+        config: { workCost: WorkCost.write },
         schema: {
           tags: ['Messenger'],
           operationId: 'logInteraction',

@@ -4,6 +4,7 @@ import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponses } from '../../platform/error-response.js';
 import { SnowflakeParams } from '../../platform/http/path-params.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
+import { WorkCost } from '../../platform/limits/work-budget.js';
 import { parsePlayerRef } from '../../platform/player-id.js';
 import { asUpstreamError } from '../../upstream/upstream-result.js';
 import {
@@ -63,6 +64,7 @@ export const messengerUsersRoutes =
       PROFILE,
       {
         onRequest: app.requireGrant('messenger:write'),
+        config: { workCost: WorkCost.write },
         schema: {
           tags: TAGS,
           operationId: 'setMessengerUserLocale',
@@ -86,6 +88,7 @@ export const messengerUsersRoutes =
       ACCOUNTS,
       {
         onRequest: app.requireGrant('messenger:write'),
+        config: { workCost: WorkCost.write },
         schema: {
           tags: TAGS,
           operationId: 'linkMinecraftAccount',
@@ -118,6 +121,7 @@ export const messengerUsersRoutes =
       `${ACCOUNTS}/:uuid`,
       {
         onRequest: app.requireGrant('messenger:write'),
+        config: { workCost: WorkCost.write },
         schema: {
           tags: TAGS,
           operationId: 'unlinkMinecraftAccount',
@@ -143,6 +147,7 @@ export const messengerUsersRoutes =
       `${ACCOUNTS}/:uuid/primary`,
       {
         onRequest: app.requireGrant('messenger:write'),
+        config: { workCost: WorkCost.write },
         schema: {
           tags: TAGS,
           operationId: 'setPrimaryMinecraftAccount',

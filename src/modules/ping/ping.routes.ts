@@ -3,6 +3,7 @@ import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponse, errorResponses } from '../../platform/error-response.js';
 import { PlayerParams } from '../../platform/http/path-params.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
+import { chargeWork } from '../../platform/limits/work-budget.js';
 import { asUpstreamError } from '../../upstream/upstream-result.js';
 import { sendPingHistory } from './ping.reply.js';
 import {
@@ -38,7 +39,7 @@ export const pingRoutes =
             'once: a batch sent again changes nothing, and is answered with its samples as duplicates. `at` may ' +
             'be at most PING_MAX_FUTURE_SECONDS (60 by default) after the request is received. A 200 means the ' +
             'new samples are committed, with the daily statistics they fall on. A username is resolved to its ' +
-            'UUID. Grant: ping:write.',
+            "UUID. Costs the owner's work budget a unit per sample, besides the request and its body. Grant: ping:write.",
           security,
           params: PlayerParams,
           body: PingIngestRequestSchema,
@@ -56,6 +57,8 @@ export const pingRoutes =
       },
       async (request) => {
         const owner = String(principalOf(request).owner);
+        // Each sample is a row to check and write, whether or not it turns out new.
+        await chargeWork(request, request.body.samples.length);
         const { uuid, stored, duplicates } = await service
           .ingest(request.params.player, request.body.samples, owner)
           .catch(asUpstreamError);
@@ -74,7 +77,8 @@ export const pingRoutes =
           description:
             'One record per UTC day with samples, newest first: avg, min and max over all its samples, its history ' +
             '(the latest values, in time order), and its last sample. A player with no samples: `{data: []}`. ' +
-            'Read from per-day aggregates kept on write. Grant: ping:read.',
+            "Read from per-day aggregates kept on write. Costs the owner's work budget a unit per day returned, " +
+            'besides the request. Grant: ping:read.',
           security,
           params: PlayerParams,
           querystring: PingHistoryQuery,
@@ -90,6 +94,7 @@ export const pingRoutes =
         const days = await service
           .history(request.params.player, request.query, owner)
           .catch(asUpstreamError);
+        await chargeWork(request, days.length);
         return sendPingHistory(reply, days);
       },
     );

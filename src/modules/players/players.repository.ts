@@ -18,15 +18,26 @@ export interface PlayerRecord {
 export function createPlayersRepository(executor: Executor) {
   const db = tablesOf<PlayersTables>(executor);
   return {
-    /** A fetch of the player: first fetched (once), last fetched, fetch count, and the name it goes by now. */
-    async countFetch(uuid: string, name: string | undefined, at: number): Promise<void> {
+    /**
+     * A fetch of the player for `by` (the owner whose lookup made it; null: the service's own): first fetched
+     * (once), last fetched and by whom, fetch count, and the name it goes by now.
+     */
+    async countFetch(uuid: string, name: string | undefined, at: number, by: string | null): Promise<void> {
       await db
         .insertInto('players')
-        .values({ uuid, name: name ?? null, first_fetched_at: at, last_fetched_at: at, fetch_count: 1 })
+        .values({
+          uuid,
+          name: name ?? null,
+          first_fetched_at: at,
+          last_fetched_at: at,
+          fetch_count: 1,
+          last_fetched_by: by,
+        })
         .onConflict((conflict) =>
           conflict.column('uuid').doUpdateSet((update) => ({
             name: name ?? update.ref('players.name'),
             last_fetched_at: at,
+            last_fetched_by: by,
             fetch_count: update(update.ref('players.fetch_count'), '+', 1),
           })),
         )
@@ -44,12 +55,14 @@ export function createPlayersRepository(executor: Executor) {
         .execute();
     },
 
-    /** Keeps `json` as the player's latest copy. */
-    async keepLatestCopy(uuid: string, json: string, at: number): Promise<void> {
+    /** Keeps `json`, fetched for `by`, as the player's latest copy. */
+    async keepLatestCopy(uuid: string, json: string, at: number, by: string | null): Promise<void> {
       await db
         .insertInto('player_snapshots')
-        .values({ uuid, body: json, fetched_at: at })
-        .onConflict((conflict) => conflict.column('uuid').doUpdateSet({ body: json, fetched_at: at }))
+        .values({ uuid, body: json, fetched_at: at, fetched_by: by })
+        .onConflict((conflict) =>
+          conflict.column('uuid').doUpdateSet({ body: json, fetched_at: at, fetched_by: by }),
+        )
         .execute();
     },
 

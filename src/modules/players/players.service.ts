@@ -102,13 +102,17 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
   const now = deps.now ?? Date.now;
   const repository = createPlayersRepository(db);
 
-  /** One successful fetch: the player, the name it goes by now, and its latest copy, together or not at all. */
-  async function record(uuid: string, player: HypixelPlayer, at: number): Promise<void> {
+  /**
+   * One successful fetch, made for `owner`: the player, the name it goes by now, and its latest copy,
+   * together or not at all.
+   */
+  async function record(uuid: string, player: HypixelPlayer, at: number, owner: string | undefined) {
+    const by = owner ?? null;
     await inTransaction(db, async (transaction) => {
       const players = createPlayersRepository(transaction);
-      await players.countFetch(uuid, player.displayName, at);
+      await players.countFetch(uuid, player.displayName, at, by);
       if (player.displayName) await players.sawName(uuid, player.displayName, at);
-      await players.keepLatestCopy(uuid, player.json, at);
+      await players.keepLatestCopy(uuid, player.json, at, by);
     });
   }
 
@@ -116,7 +120,7 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
     const player = await hypixel.player(uuid, owner);
     if (!player) return Buffer.alloc(0);
     // The answer is good even if recording it fails: serve it, and say so in the log.
-    await record(uuid, player, now()).catch((error: unknown) =>
+    await record(uuid, player, now(), owner).catch((error: unknown) =>
       log.error({ err: error, uuid }, 'could not record a player fetch'),
     );
     return playerResult.wrap(player.json);

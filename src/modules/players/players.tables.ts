@@ -15,6 +15,11 @@ export type PlayersTable = {
   first_fetched_at: number;
   last_fetched_at: number;
   fetch_count: number;
+  /**
+   * The owner whose lookup made the last fetch (the one charged for it): TEXT of digits; null for the
+   * service's own lookups, and for fetches made before owners were recorded.
+   */
+  last_fetched_by: string | null;
 };
 
 export type PlayerNamesTable = {
@@ -31,4 +36,6 @@ export type PlayerSnapshotsTable = {
   /** The player object as the upstream sent it, JSON. */
   body: string;
   fetched_at: number;
+  /** The owner whose lookup fetched this copy (see players.last_fetched_by). */
+  fetched_by: string | null;
 };

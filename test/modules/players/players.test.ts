@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, it, type TestContext } from 'node:test';
+import { sql } from 'kysely';
 import { createPlayersRepository } from '../../../src/modules/players/players.repository.js';
 import { executorOf } from '../../../src/platform/db/transactions.js';
 import { describeEachBackend } from '../../helpers/backends.js';
@@ -120,10 +121,15 @@ describeEachBackend(
       assert.match(metrics, /upstream_requests_total\{upstream="hypixel",endpoint="player",outcome="ok"\} 1/);
     });
 
-    it('records the player, the names seen and the latest copy on each fetch', async (t) => {
-      const { app, get } = await setup(t, { CACHE_PLAYER_FRESH_SECONDS: '0' });
+    it('records the player, the names seen, the latest copy and whose lookup fetched it on each fetch', async (t) => {
+      const { app, config, get } = await setup(t, { CACHE_PLAYER_FRESH_SECONDS: '0' });
       await get(`/player/${minikloon.uuid}`);
-      await get(`/player/${minikloon.uuid}`);
+      const other = await issueToken(app, config, { owner: 18446744073709551615n });
+      await get(`/player/${minikloon.uuid}`, other);
+      const { rows } = await sql<{ by: string; copy_by: string }>`
+        select players.last_fetched_by as by, player_snapshots.fetched_by as copy_by
+        from players join player_snapshots using (uuid) where uuid = ${minikloon.uuid}`.execute(app.db);
+      assert.deepEqual(rows, [{ by: '18446744073709551615', copy_by: '18446744073709551615' }]);
       const repository = createPlayersRepository(executorOf(app.db));
       const record = await repository.find(minikloon.uuid);
       assert.ok(record);

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
 import type { Outcome } from './compare.js';
+import { type FairShare, fairShareSection } from './fair-share.js';
 import type {
   BudgetOutcome,
   CacheGrowth,
@@ -83,6 +84,7 @@ export interface ReportInput {
   readonly growthSeconds: number;
   readonly outcomes: readonly Outcome[];
   readonly growth: Growth;
+  readonly fairShare?: FairShare;
 }
 
 // --- Formatting --------------------------------------------------------------------------------------
@@ -473,6 +475,7 @@ export function renderReport(input: ReportInput): string {
     header(input),
     input.outcomes.length > 0 ? mainTable(input.outcomes) : '',
     growthSection(input.growth),
+    input.fairShare ? fairShareSection(input.fairShare) : '',
   ];
   return `${sections.filter((section) => section !== '').join('\n\n')}\n`;
 }

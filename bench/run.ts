@@ -6,11 +6,13 @@
 //                            BENCH_ROUNDS (default 2: each side measured twice, in turns, its best kept),
 //                            BENCH_GROWTH_SECONDS (default 5: each growth point)
 //   BENCH_ONLY=growth npm run bench     only the growth points
+//   BENCH_ONLY='fair share' npm run bench   only one owner flooding while another reads (bench/fair-share.ts)
 // The load comes from wrk when it is installed (`apt-get install -y wrk`): autocannon, in JavaScript,
 // saturates near 10k req/s on two cores and so flatters every ratio; it is used only without wrk.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { startFakeUpstream } from '../test/helpers/fake-upstream.js';
 import { type Outcome, runScenario } from './compare.js';
+import { FAIR_SHARE, type FairShare, fairShareSection, runFairShare } from './fair-share.js';
 import { type Growth, runGrowth } from './growth.js';
 import { buildServers, type Loaded, loadName, settings, useWrk } from './harness.js';
 import { machineNow, markRunEnd, renderReport } from './report.js';
@@ -96,10 +98,16 @@ for (const scenario of scenarios.filter((candidate) => selected(candidate.name))
 if (outcomes.length > 0) printTable(outcomes);
 
 let growth: Growth = {};
+let fairShare: FairShare | undefined;
 if (useWrk) {
   console.log('');
   growth = await runGrowth(upstream, selected);
-} else console.log('\nthe growth points need wrk (their requests come from wrk scripts): skipped');
+  if (selected(FAIR_SHARE)) {
+    fairShare = await runFairShare(upstream);
+    console.log(`\n${fairShareSection(fairShare)}`);
+  }
+} else
+  console.log('\nthe growth points and fair share need wrk (their requests come from wrk scripts): skipped');
 await upstream.close();
 markRunEnd(machine);
 
@@ -115,6 +123,7 @@ const results = {
   machine,
   outcomes,
   growth,
+  fairShare,
 };
 writeFileSync('bench/results/latest.json', `${JSON.stringify(results, null, 2)}\n`);
 // Only a full run may stand as the report: a partial one would replace it with some of its tables.
@@ -131,6 +140,7 @@ writeFileSync(
     growthSeconds: settings.growthDuration,
     outcomes,
     growth,
+    ...(fairShare ? { fairShare } : {}),
   }),
 );
 console.log(`\nwritten to bench/results/latest.json and ${reportPath}`);

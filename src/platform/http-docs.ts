@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
+import { DEVELOPER_GRANTS, GRANT_OPENS, type Grant, OPERATOR_GRANTS } from './auth/grants.js';
 import { errorAnchor, errorResponses } from './error-response.js';
 import { type ErrorKind, errorCatalogue } from './errors.js';
 import { fixedBody } from './http/fixed-body.js';
@@ -236,6 +237,12 @@ function docsPage(document: OpenApiDocument): string {
         `<td>${escapeHtml(operation.summary ?? '')}</td><td>${operation.security?.length ? 'Bearer token' : 'public'}</td></tr>`,
     ),
   );
+  const grantRow = (grant: Grant, tier: string) =>
+    `<tr><td><code>${grant}</code></td><td>${tier}</td><td>${escapeHtml(GRANT_OPENS[grant])}</td></tr>`;
+  const grants = [
+    ...DEVELOPER_GRANTS.map((grant) => grantRow(grant, 'a developer application may ask for it')),
+    ...OPERATOR_GRANTS.map((grant) => grantRow(grant, 'given only by an operator (command line)')),
+  ];
   const errors = errorCatalogue.map(
     (kind) =>
       `<tr id="${errorAnchor(kind.name)}"><td>${kind.code}</td><td><code>${kind.name}</code></td>` +
@@ -254,6 +261,19 @@ try the endpoints in the <a href="/docs/ui">interactive explorer</a>.</p>
 <table><thead><tr><th>method</th><th>path</th><th>what</th><th>auth</th></tr></thead><tbody>
 ${endpoints.join('\n')}
 </tbody></table>
+<h2 id="grants">Grants</h2>
+<p>A token carries grants; each endpoint needs one (403 without it). A developer application may ask for the
+developer grants; an operator grant in an application is refused (400 <code>OPERATOR_ONLY_GRANT</code>).
+Whatever a token writes is its owner's, and reads show the owner its own.</p>
+<table><thead><tr><th>grant</th><th>who gives it</th><th>opens</th></tr></thead><tbody>
+${grants.join('\n')}
+</tbody></table>
+<h2 id="limits">Limits</h2>
+<p>Each owner has a budget of the service's work in cost units (a cached read costs 1, a durable write 5,
+a body a unit per KiB, a ping history a unit per day, a ping batch a unit per sample), and a share of the
+upstream key for uncached player and profile lookups. Every answer says where the owner stands in
+<code>RateLimit-Policy</code> and <code>RateLimit</code> (policies <code>"work"</code>, <code>"upstream"</code>,
+<code>"address"</code>); beyond a limit, 429 with <code>Retry-After</code>. <code>GET /auth/me</code> says the same in JSON.</p>
 <h2 id="errors">Errors</h2>
 <p>Every error is answered with an <code>ErrorResponse</code>: <code>{success: false, code, cause, documentation, msTime, extra}</code>,
 where <code>code</code> is the HTTP status, <code>msTime</code> the server's epoch milliseconds, and each <code>extra[]</code> entry one problem:

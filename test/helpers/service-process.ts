@@ -34,6 +34,8 @@ export async function startServiceProcess(
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       JWT_SECRET: TEST_JWT_SECRET,
+      // As buildTestApp: a budget of work no test under load reaches unless it sets its own.
+      WORK_BUDGET_UNITS: '1000000000',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

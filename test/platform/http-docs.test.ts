@@ -3,6 +3,7 @@ import { before, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { FastifyInstance } from 'fastify';
+import { DEVELOPER_GRANTS, OPERATOR_GRANTS } from '../../src/platform/auth/grants.js';
 import { errorCatalogue } from '../../src/platform/errors.js';
 import { buildTestApp, suiteScope } from '../helpers/build-test-app.js';
 
@@ -242,6 +243,12 @@ describe('OpenAPI and docs', () => {
     assert.match(reply.body, /<code>\/ready<\/code>/);
     for (const kind of errorCatalogue)
       assert.match(reply.body, new RegExp(`id="error-${kind.name}".*${kind.code}`));
+    // Which grants a developer may ask for, and which only an operator gives.
+    for (const grant of DEVELOPER_GRANTS)
+      assert.match(reply.body, new RegExp(`<code>${grant}</code></td><td>a developer application may ask`));
+    for (const grant of OPERATOR_GRANTS)
+      assert.match(reply.body, new RegExp(`<code>${grant}</code></td><td>given only by an operator`));
+    assert.match(reply.body, /id="limits"/);
   });
 
   it('serves the interactive explorer from the package, offline', async () => {

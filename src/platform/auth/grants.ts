@@ -30,3 +30,16 @@ export const isGrant = (value: string): value is Grant => (GRANTS as readonly st
 
 export const isOperatorGrant = (grant: Grant): grant is OperatorGrant =>
   (OPERATOR_GRANTS as readonly string[]).includes(grant);
+
+/** What each grant opens, as the docs page and the README say it. */
+export const GRANT_OPENS: Readonly<Record<Grant, string>> = {
+  'player:read': "a player's Hypixel data (GET /player/{player})",
+  'profiles:read': "a player's SkyBlock profiles (GET /gamemode/profiles/{player})",
+  'ping:read': "a player's daily ping history (GET /ping/{player})",
+  'messenger:log': "logging your bot's interactions (POST /messenger/logging/interaction)",
+  'messenger:read': 'your own interaction logs and Discord users with their linked accounts',
+  'messenger:write': "your own Discord users' locale and linked Minecraft accounts",
+  'applications:review': 'reviewing developer applications: list, approve, reject, revoke',
+  'ping:write': 'recording ping samples (POST /ping/{player}), which everyone reads',
+  'messenger:audit': "every owner's interaction logs and Discord users",
+};

@@ -164,6 +164,31 @@ describeEachBackend(
       assert.equal((await operator(test, 'budget', 'set', '--owner', String(A), '--units', '0')).code, 2);
     });
 
+    it('is one budget for the instances of a deployment (with Redis), and each its own without', async (t) => {
+      const first = await setup(t, backend);
+      const second = await buildTestApp(t, {
+        backend,
+        databaseUrl: first.databaseUrl,
+        redisKeyPrefix: first.config.redisKeyPrefix,
+        migrate: false,
+        env: {
+          WORK_BUDGET_UNITS: String(UNITS),
+          WORK_BUDGET_WINDOW_SECONDS: String(WINDOW_SECONDS),
+          WORK_BUDGET_REFUSAL_DELAY_MS: '0',
+        },
+      });
+      const onSecond = () => second.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(first.a) });
+      for (let spent = 0; spent < UNITS / 2; spent++) assert.equal((await first.me(first.a)).statusCode, 200);
+      const statuses: number[] = [];
+      for (let spent = 0; spent < UNITS; spent++) statuses.push((await onSecond()).statusCode);
+      const admitted = statuses.filter((status) => status === 200).length;
+      if (backend.cache === 'redis') {
+        // What the first spent (and at most the twentieth it holds reserved) is gone for the second.
+        assert.ok(admitted <= UNITS / 2, `${admitted} admitted on the second instance`);
+        assert.ok(admitted >= UNITS / 2 - UNITS / 20 - 1, `${admitted} admitted on the second instance`);
+      } else assert.equal(admitted, UNITS, 'without Redis each instance has its own buckets');
+    });
+
     it('holds a refusal for WORK_BUDGET_REFUSAL_DELAY_MS, at most until it would be admitted', async (t) => {
       const { me, a } = await setup(t, backend, { WORK_BUDGET_REFUSAL_DELAY_MS: '300' });
       for (let spent = 0; spent < UNITS; spent++) await me(a);

@@ -197,10 +197,13 @@ function floodRow(name: string, run: FloodRun, quiet: Measured): string {
     .filter(([status]) => status !== '429' && !status.startsWith('2'))
     .map(([status, count]) => `${count} ${status}`)
     .join(', ');
-  return (
-    `| ${name} | ${num(run.reader.requestsPerSecond)} | ${run.reader.p50Ms} | ${run.reader.p99Ms} | ` +
-    `${num(run.reader.p99Ms / quiet.p99Ms, 1)}x | ${num(run.floodRequestsPerSecond)} | ${served} | ${refused} | ${other || '-'} |`
-  );
+  // wrk counts only the answers that came within the run: none at all reads as 0 req/s and 0 ms.
+  const reader =
+    run.reader.requestsPerSecond > 0
+      ? `${num(run.reader.requestsPerSecond)} | ${run.reader.p50Ms} | ${run.reader.p99Ms} | ` +
+        `${num(run.reader.p99Ms / quiet.p99Ms, 1)}x`
+      : 'no answer within the run | - | - | -';
+  return `| ${name} | ${reader} | ${num(run.floodRequestsPerSecond)} | ${served} | ${refused} | ${other || '-'} |`;
 }
 
 /** The report's section. */

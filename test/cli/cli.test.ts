@@ -5,9 +5,9 @@ import { describe, it, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
 import { decodeJwt } from 'jose';
 import { buildApp } from '../../src/app.js';
-import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
 import { migrations } from '../../src/migrations.js';
+import { cli } from '../helpers/cli.js';
 import { dialects } from '../helpers/environment.js';
 import { nodeArgs } from '../helpers/node-process.js';
 import { createTestDatabase } from '../helpers/test-database.js';
@@ -16,22 +16,6 @@ import { addWhoamiRoute, bearer } from '../helpers/tokens.js';
 const SECRET = 'cli-test-secret-of-at-least-32-bytes';
 // Tests run from the project's root (npm scripts do).
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
-
-/** Runs the command line in this process, as `node dist/cli.js ...args` would, capturing what it writes. */
-async function cli(env: NodeJS.ProcessEnv, ...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env,
-  });
-  return { code, stdout, stderr };
-}
 
 async function freshDatabase(t: TestContext, dialect: (typeof dialects)[number] = 'sqlite') {
   const database = await createTestDatabase(dialect);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { it, type TestContext } from 'node:test';
-import { runCli } from '../../../src/cli/run-cli.js';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
+import { cli } from '../../helpers/cli.js';
 import { eventually } from '../../helpers/poll.js';
 import { json, problemName, type Reply, rateLimitItem } from '../../helpers/replies.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
@@ -31,20 +31,8 @@ async function setup(t: TestContext, backend: Backend, env: Record<string, strin
 }
 
 /** The command line as an operator runs it, on the app's database. */
-async function operator(test: { databaseUrl: string }, ...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env: { DATABASE_URL: test.databaseUrl, WORK_BUDGET_WINDOW_SECONDS: String(WINDOW_SECONDS) },
-  });
-  return { code, stdout, stderr };
-}
+const operator = (test: { databaseUrl: string }, ...args: string[]) =>
+  cli({ DATABASE_URL: test.databaseUrl, WORK_BUDGET_WINDOW_SECONDS: String(WINDOW_SECONDS) }, ...args);
 
 describeEachBackend(
   "each owner's budget of the service's work",

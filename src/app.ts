@@ -27,7 +27,7 @@ import { timeoutOptions } from './platform/http/timeouts.js';
 import { httpDocs } from './platform/http-docs.js';
 import { parseJsonBody, serializeJson } from './platform/json.js';
 import { addressLimits } from './platform/limits/address-limit.js';
-import { chargeUncountedBody, workBudgetHeaders } from './platform/limits/work-budget.js';
+import { settleUncountedBody, workBudgetHeaders } from './platform/limits/work-budget.js';
 import { logDestination, loggerOptions, RequestLogController } from './platform/logger.js';
 import { httpMetrics } from './platform/metrics.js';
 import { requestContext, requestIdOf, stampHeaders } from './platform/request-context.js';
@@ -87,7 +87,7 @@ export async function buildApp({ config, logStream }: AppOptions): Promise<Fasti
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     try {
       refuseEncodedBody(request.headers['content-encoding']);
-      chargeUncountedBody(request, (body as string).length, request.log);
+      settleUncountedBody(request, Buffer.byteLength(body as string), request.log);
       done(null, parseJsonBody(body as string, bodyMaxDepth));
     } catch (error) {
       done(error as Error, undefined);

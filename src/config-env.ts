@@ -46,6 +46,7 @@ export const EnvSchema = Type.Object({
   WORK_BUDGET_UNITS: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 600 }),
   WORK_BUDGET_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 10 }),
   WORK_BUDGET_REFUSAL_DELAY_MS: Type.Integer({ minimum: 0, maximum: 10_000, default: 1000 }),
+  WORK_BUDGET_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 100_000, default: 16 }),
   WORK_BUDGET_REFRESH_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 10 }),
   RATE_LIMIT_AUTH_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
   INTERACTION_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),

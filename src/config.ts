@@ -153,6 +153,7 @@ function toConfig(env: Env): Config {
       units: env.WORK_BUDGET_UNITS,
       windowSeconds: env.WORK_BUDGET_WINDOW_SECONDS,
       refusalDelayMs: env.WORK_BUDGET_REFUSAL_DELAY_MS,
+      maxInFlight: env.WORK_BUDGET_MAX_IN_FLIGHT,
       refreshMs: env.WORK_BUDGET_REFRESH_SECONDS * 1000,
     },
     interactions: {

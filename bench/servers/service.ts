@@ -86,7 +86,7 @@ const storesNothing: InteractionsService = {
     };
   },
   knownUsername: async () => undefined,
-  list: async () => ({ logs: [] }),
+  list: async () => ({ logs: [], bytes: 0 }),
   deleteExpired: async () => 0,
   close: async () => undefined,
 };

@@ -97,14 +97,27 @@ export function sendError(
     // decided; anything else answered 5xx is a bug.
     request.log.error({ err: error }, 'request failed');
   }
+  reply.code(appError.status).headers(ERROR_HEADERS);
+  for (const [name, value] of Object.entries(appError.headers)) {
+    // A list header another limit already wrote on this answer (the address limit's RateLimit items) is
+    // added to, not replaced.
+    const known = LIST_HEADERS.has(name) ? reply.getHeader(name) : undefined;
+    reply.header(name, known === undefined ? value : `${String(known)}, ${value}`);
+  }
   return reply
-    .code(appError.status)
-    .headers({ ...ERROR_HEADERS, ...appError.headers })
     .type('application/json; charset=utf-8')
     .send(JSON.stringify(toErrorResponse(appError, docsUrl(publicUrl))));
 }
 
+/** Headers whose value is a list each part of the service may add an item to. */
+const LIST_HEADERS = new Set(['ratelimit', 'ratelimit-policy']);
+
 const METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/** How much of a path the client wrote an error quotes back: an answer stays small whatever the URL. */
+const SHOWN_PATH_LENGTH = 200;
+const shown = (path: string) =>
+  path.length > SHOWN_PATH_LENGTH ? `${path.slice(0, SHOWN_PATH_LENGTH)}...` : path;
 
 /** The error handler, and the not-found handler that tells an unknown route (404) from a wrong method (405). */
 export const errorHandling = fp<ErrorHandlingOptions>(async (app: FastifyInstance, { publicUrl }) => {
@@ -126,11 +139,11 @@ export const errorHandling = fp<ErrorHandlingOptions>(async (app: FastifyInstanc
     const error =
       allowed.length > 0 && !allowed.includes(request.method as HTTPMethod)
         ? AppError.of(ErrorKinds.METHOD_NOT_ALLOWED, {
-            developerReason: `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`,
+            developerReason: `${request.method} is not allowed on ${shown(path)}; use ${allowed.join(', ')}`,
             headers: { allow: allowed.join(', ') },
           })
         : AppError.of(ErrorKinds.ROUTE_NOT_FOUND, {
-            developerReason: `no endpoint ${request.method} ${path}`,
+            developerReason: `no endpoint ${request.method} ${shown(path)}`,
           });
     return sendError(error, request, reply, publicUrl);
   });

@@ -30,6 +30,11 @@ const catalogue = {
     status: 429,
     reason: "You have used your share of the service's work for now; try again after Retry-After.",
   },
+  TOO_MANY_IN_FLIGHT: {
+    code: 10014,
+    status: 429,
+    reason: 'You have as many requests in progress as allowed; wait for one to finish.',
+  },
   TOKEN_MISSING: { code: 11001, status: 401, reason: 'This endpoint needs an access token.' },
   TOKEN_INVALID: { code: 11002, status: 401, reason: 'The access token is not valid.' },
   TOKEN_EXPIRED: { code: 11003, status: 401, reason: 'The access token has expired.' },

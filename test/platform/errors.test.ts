@@ -81,6 +81,10 @@ describe('error model', () => {
 
   it('answers an unknown route with 404 ROUTE_NOT_FOUND', async () => {
     assertErrorResponse(await app.inject({ method: 'GET', url: '/nowhere' }), 404, ['ROUTE_NOT_FOUND']);
+    // However long the path, the answer quotes a little of it: it stays small.
+    const long = await app.inject({ method: 'GET', url: `/${'a'.repeat(15_000)}` });
+    assertErrorResponse(long, 404, ['ROUTE_NOT_FOUND']);
+    assert.ok(long.body.length < 1024, `an answer of ${long.body.length} bytes`);
   });
 
   it('answers a wrong method with 405 METHOD_NOT_ALLOWED and an Allow header', async () => {

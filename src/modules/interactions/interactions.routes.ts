@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponse, errorResponses } from '../../platform/error-response.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
-import { WorkCost } from '../../platform/limits/work-budget.js';
+import { chargeWork, LISTED_BYTES_PER_UNIT, WorkCost } from '../../platform/limits/work-budget.js';
 import {
   InteractionLogListQuery,
   InteractionLogListSchema,
@@ -74,7 +74,8 @@ export const interactionsRoutes =
             "The caller's own logs (those its owner's tokens logged), newest first, a page at a time (`cursor` is " +
             'the `next_cursor` of the page before), filtered by user, server and receive time. With the ' +
             "messenger:audit grant, every owner's, or one owner's with `owner`; without it, naming another owner " +
-            'is a 403 NOT_RESOURCE_OWNER. Never with the interaction tokens. Grant: messenger:read.',
+            "is a 403 NOT_RESOURCE_OWNER. Never with the interaction tokens. Costs the owner's work budget a unit " +
+            'per 256 bytes of the logs returned, besides the request. Grant: messenger:read.',
           security: [{ bearerAuth: [] }],
           querystring: InteractionLogListQuery,
           response: {
@@ -92,6 +93,7 @@ export const interactionsRoutes =
           serverId: server_id,
           since,
         });
+        await chargeWork(request, Math.ceil(result.bytes / LISTED_BYTES_PER_UNIT));
         return { data: result.logs.map(storedLogWire), next_cursor: result.nextCursor ?? null };
       },
     );

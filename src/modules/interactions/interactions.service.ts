@@ -77,6 +77,15 @@ export function ensureMayRead(reader: Reader, owner: bigint | undefined): void {
   });
 }
 
+/** A page of logs, newest first. */
+export interface LogPage {
+  readonly logs: readonly StoredLog[];
+  /** The stored documents' size: what reading them back and writing them out costs grows with it. */
+  readonly bytes: number;
+  /** Where the next page starts; undefined on the last page. */
+  readonly nextCursor?: string;
+}
+
 export interface InteractionsService {
   /**
    * Stores the log with its receive time and the logging owner, and the user and server it mentions, in
@@ -93,7 +102,7 @@ export interface InteractionsService {
    * Newest first, a page at a time: the reader's own logs, or, for an auditor, every owner's (or the one
    * `query.owner` names). A reader naming another owner: 403.
    */
-  list(reader: Reader, query: LogQuery): Promise<{ logs: readonly StoredLog[]; nextCursor?: string }>;
+  list(reader: Reader, query: LogQuery): Promise<LogPage>;
   /** Deletes logs older than the retention, in bounded batches, until done or `stop`; how many it deleted. */
   deleteExpired(stop?: AbortSignal): Promise<number>;
   /** Commits every log already taken; takes no more. */
@@ -168,7 +177,8 @@ export function createInteractionsService({
       );
       const { items, nextCursor } = pageOf(rows, limit, (row) => row.receivedAt);
       const logs = items.map(storedLog);
-      return nextCursor ? { logs, nextCursor } : { logs };
+      const bytes = items.reduce((sum, item) => sum + item.document.length, 0);
+      return nextCursor ? { logs, bytes, nextCursor } : { logs, bytes };
     },
 
     deleteExpired(stop) {

@@ -156,7 +156,9 @@ function timedSamples(
           ? `must be within the last ${retentionDays} days (the retention)`
           : undefined;
     if (rule === undefined) {
-      samples.push({ at, ping: input.ping, lobby: input.lobby });
+      // A lobby is its text however its characters are composed: `café` in NFC and in NFD is one lobby,
+      // so a sample sent again in the other form is the same sample.
+      samples.push({ at, ping: input.ping, lobby: input.lobby.normalize('NFC') });
       continue;
     }
     problems.push({

@@ -1,4 +1,9 @@
-import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+import type {
+  FastifyReply,
+  FastifyRequest,
+  onRequestAsyncHookHandler,
+  preHandlerAsyncHookHandler,
+} from 'fastify';
 import { AppError, ErrorKinds } from '../errors.js';
 import { admitRequest, type WorkBudget } from '../limits/work-budget.js';
 import { bearerChallenge, invalidToken } from './auth-errors.js';
@@ -34,9 +39,12 @@ export interface Gate {
   readonly budget?: WorkBudget;
 }
 
-/** The principal's request, admitted: its owner's budget (when the gate has one) takes its upfront cost. */
-async function admitted(gate: Gate, request: FastifyRequest, principal: Principal): Promise<void> {
-  if (gate.budget) await admitRequest(gate.budget, request, principal.owner);
+/**
+ * The principal's request, admitted: its owner's budget (when the gate has one) takes its upfront cost,
+ * whether or not the token may use the route: every request a token makes is its owner's to pay for.
+ */
+async function admitted(gate: Gate, request: FastifyRequest, reply: FastifyReply, principal: Principal) {
+  if (gate.budget) await admitRequest(gate.budget, request, reply.raw, principal.owner);
   request.principal = principal;
 }
 
@@ -66,15 +74,15 @@ export function requireGrant(
     noOwnerStatus === 400
       ? (request: FastifyRequest) => authenticate(authenticator, request).catch(noOwnerAsBadRequest)
       : (request: FastifyRequest) => authenticate(authenticator, request);
-  return async function guard(request: FastifyRequest) {
+  return async function guard(request: FastifyRequest, reply: FastifyReply) {
     const principal = await verify(request);
+    await admitted(gate, request, reply, principal);
     if (grant && !principal.grants.has(grant)) {
       throw AppError.of(ErrorKinds.GRANT_MISSING, {
         developerReason: `this endpoint needs the ${grant} grant`,
         headers: bearerChallenge('insufficient_scope', grant),
       });
     }
-    await admitted(gate, request, principal);
   };
 }
 
@@ -95,14 +103,14 @@ export function requireOwnerOrGrant(
   grant: Grant,
   ownerParam: string,
 ): preHandlerAsyncHookHandler {
-  return async function guard(request: FastifyRequest) {
+  return async function guard(request: FastifyRequest, reply: FastifyReply) {
     const principal = await authenticate(gate.authenticator, request);
     const owner = (request.params as Record<string, unknown> | undefined)?.[ownerParam];
     // Without a snowflake schema the parameter is text, and every owner would be refused: a route's bug.
     if (typeof owner !== 'bigint')
       throw new Error(`route ${request.routeOptions.url}: "${ownerParam}" is not a snowflake parameter`);
+    await admitted(gate, request, reply, principal);
     ensureOwnerOrHolder(principal, owner, grant);
-    await admitted(gate, request, principal);
   };
 }
 

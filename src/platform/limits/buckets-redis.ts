@@ -36,7 +36,7 @@ end`;
 
 /**
  * ARGV[3] need, ARGV[4] want: when the bucket holds `need` (or is full, for a need above the capacity) it
- * grants at least `need` and up to `want`, and may owe up to one capacity after. Returns {granted, tokens
+ * grants at least `need` and up to `want`, and may owe after it. Returns {granted, tokens
  * after (as text: a fraction)}; granted 0 is a refusal.
  */
 const TAKE = `${REFILL}
@@ -44,14 +44,14 @@ local need = tonumber(ARGV[3])
 local granted = 0
 if tokens >= math.min(need, cap) then
   granted = math.max(need, math.min(tonumber(ARGV[4]), math.floor(tokens)))
-  tokens = math.max(-cap, tokens - granted)
+  tokens = tokens - granted
   keep(tokens)
 end
 return {granted, tostring(tokens)}`;
 
 /** ARGV[3] units: taken for work done (a negative amount gives units back). Returns {0, tokens after}. */
 const CHARGE = `${REFILL}
-tokens = math.max(-cap, math.min(cap, tokens - tonumber(ARGV[3])))
+tokens = math.min(cap, tokens - tonumber(ARGV[3]))
 keep(tokens)
 return {0, tostring(tokens)}`;
 

@@ -5,9 +5,11 @@
  * it refills: bursts are bounded by the capacity, the sustained rate by capacity / window.
  *
  * A request is admitted when the bucket holds its cost (or is full, for a cost above the capacity: such a
- * request would otherwise never pass), and its cost is taken even past empty: the bucket may owe up to one
- * capacity, and admits nothing until it has refilled what it owes. So work whose cost is known only once
- * done (the days a history read returned) is charged after it with `charge`, and a debtor waits for it.
+ * request would otherwise never pass), and its cost is taken even past empty: the bucket then owes it, and
+ * admits nothing until it has refilled what it owes. So work whose cost is known only once done (the days a
+ * history read returned) is charged after it with `charge`, all of it however much the bucket then owes,
+ * and a debtor waits for it: over time no key gets more than its rate, however many requests it had in
+ * flight when the work was charged.
  */
 export interface BucketPolicy {
   /** Units the bucket holds when full; it refills this many per window. */
@@ -32,7 +34,7 @@ export type Admission =
 export interface Buckets {
   /** Admits `cost` from the key's bucket, taking it, or refuses with how long until it would be admitted. */
   take(key: string, cost: number, policy: BucketPolicy): Promise<Admission>;
-  /** Takes `cost` for work already done, admitted or not (the bucket may owe up to its capacity). */
+  /** Takes `cost` for work already done, admitted or not, however much the bucket then owes (negative: gives back). */
   charge(key: string, cost: number, policy: BucketPolicy): Promise<Standing>;
   standing(key: string, policy: BucketPolicy): Promise<Standing>;
 }
@@ -54,19 +56,16 @@ export function refilled(level: Level | undefined, policy: BucketPolicy, now: nu
 /** What a request needs the bucket to hold to be admitted: its cost, or the whole capacity if more. */
 export const admissionNeed = (cost: number, policy: BucketPolicy) => Math.min(cost, policy.capacity);
 
-/** Units after taking `cost` from `tokens`: never below one capacity owed. */
-export const afterTaking = (tokens: number, cost: number, policy: BucketPolicy) =>
-  Math.max(-policy.capacity, tokens - cost);
-
 /** Milliseconds until a bucket holding `tokens` holds `need`. */
 export const msUntil = (tokens: number, need: number, policy: BucketPolicy) =>
   Math.max(0, Math.ceil((need - tokens) / rateOf(policy)));
 
+/** Where a bucket holding `tokens` stands (never more than its capacity, never less than nothing left). */
 export function standingOf(tokens: number, policy: BucketPolicy): Standing {
   return {
     capacity: policy.capacity,
     windowSeconds: Math.max(1, Math.round(policy.windowMs / 1000)),
-    remaining: Math.max(0, Math.floor(tokens)),
+    remaining: Math.max(0, Math.min(policy.capacity, Math.floor(tokens))),
     resetSeconds:
       tokens >= policy.capacity ? 0 : Math.max(1, Math.ceil(msUntil(tokens, policy.capacity, policy) / 1000)),
   };
@@ -103,11 +102,12 @@ export function createMemoryBuckets(now: () => number = Date.now): Buckets {
           standing: standingOf(tokens, policy),
           retryAfterMs: msUntil(tokens, need, policy),
         };
-      return { admitted: true, standing: settle(key, afterTaking(tokens, cost, policy), policy, at) };
+      return { admitted: true, standing: settle(key, tokens - cost, policy, at) };
     },
     async charge(key, cost, policy) {
       const at = now();
-      return settle(key, afterTaking(refilled(levels.get(key), policy, at), cost, policy), policy, at);
+      // A negative cost gives units back (work reserved ahead that was not done), never past full.
+      return settle(key, Math.min(policy.capacity, refilled(levels.get(key), policy, at) - cost), policy, at);
     },
     async standing(key, policy) {
       return standingOf(refilled(levels.get(key), policy, now()), policy);

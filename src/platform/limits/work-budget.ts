@@ -1,7 +1,8 @@
+import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError, ErrorKinds } from '../errors.js';
+import { AppError, type ErrorKind, ErrorKinds } from '../errors.js';
 import { addRateLimitHeaders } from '../http/rate-limit-headers.js';
 import type { Logger } from '../logger.js';
 import type { BucketPolicy, Buckets, Standing } from './buckets.js';
@@ -11,30 +12,50 @@ import type { BucketPolicy, Buckets, Standing } from './buckets.js';
  * the others: a token bucket of cost units per owner (buckets.ts), every request of an owner charged what
  * it costs. A request is charged before its body is read (its route's cost and its body's size), so a
  * refused one costs almost nothing; work whose size is known only once done is charged after it
- * (`chargeWork`: the days a ping history read returned, the samples of a batch), and puts the owner in
- * debt until the bucket has refilled it.
+ * (`chargeWork`: the days a ping history read returned, the logs a listing returned), all of it, and puts
+ * the owner in debt until the bucket has refilled it. So that many requests in flight at once cannot do
+ * much more work than the budget before their debts land, an owner has a number of requests in flight at
+ * once on an instance, in proportion to their budget.
  */
 export interface WorkBudgetSettings {
   /** Units per window of an owner without a budget of their own; also the most they may spend at once. */
   readonly units: number;
   readonly windowSeconds: number;
   /**
-   * The longest a refused request's answer is held, and never past the time it would be admitted: a client
-   * that waits Retry-After loses nothing, and one that retries at once costs the service one answer per
-   * hold, not one per loop of its own.
+   * How long a request over the budget (or beyond the requests in flight) waits for its turn before it is
+   * refused: a client slightly over its budget sees a slower answer rather than an error, and one that
+   * retries at once costs the service one answer per wait, not one per loop of its own.
    */
   readonly refusalDelayMs: number;
+  /** Requests of one owner in flight at once on one instance, at the default budget (scaled with theirs). */
+  readonly maxInFlight: number;
 }
 
 /** What a route's request costs before anything is done: a read 1, a durable write 5, and its body. */
 export const WorkCost = { read: 1, write: 5 } as const;
 /** Reading a request body costs one unit per this many bytes (parsing is most of a large body's cost). */
 export const BODY_BYTES_PER_UNIT = 1024;
+/**
+ * Stored documents read back for an answer (interaction logs: parsed, then written out again) cost a unit
+ * per this many bytes: measured, a page of 100 logs of 4 KiB took 50-80 ms, some 1,500 cached reads' worth.
+ */
+export const LISTED_BYTES_PER_UNIT = 256;
+/** How often a request waiting for a slot in flight looks again. */
+const SLOT_POLL_MS = 10;
+
+/** A request admitted: where its owner's budget stands, and how to give its slot back once answered. */
+export interface Admitted {
+  readonly standing: Standing;
+  release(): void;
+}
 
 export interface WorkBudget {
-  /** Admits `cost` units of the owner's work, or throws 429 WORK_BUDGET_EXHAUSTED (after holding it). */
-  admit(owner: bigint, cost: number): Promise<Standing>;
-  /** Charges work already done. */
+  /**
+   * Admits `cost` units of the owner's work and takes a slot in flight, waiting up to `refusalDelayMs` for
+   * both; or throws 429 WORK_BUDGET_EXHAUSTED / TOO_MANY_IN_FLIGHT.
+   */
+  admit(owner: bigint, cost: number): Promise<Admitted>;
+  /** Charges work already done (negative: gives back units taken ahead for work not done). */
   charge(owner: bigint, cost: number): Promise<Standing>;
   standing(owner: bigint): Promise<Standing>;
 }
@@ -53,30 +74,98 @@ export function createWorkBudget({ buckets, settings, unitsOf }: WorkBudgetDeps)
     windowMs,
   });
   const keyOf = (owner: bigint) => `work:${owner}`;
+  /** Requests in flight on this instance, by owner. */
+  const inFlight = new Map<bigint, number>();
+  const slotsOf = (capacity: number) =>
+    Math.max(settings.maxInFlight, Math.floor((settings.maxInFlight * capacity) / settings.units));
+  const leave = (owner: bigint) => {
+    const left = (inFlight.get(owner) ?? 1) - 1;
+    if (left > 0) inFlight.set(owner, left);
+    else inFlight.delete(owner);
+  };
+
+  /** One attempt: a slot, then the units; the slot is given back if the units are not there. */
+  async function attempt(owner: bigint, cost: number, policy: BucketPolicy): Promise<Attempt> {
+    const slots = slotsOf(policy.capacity);
+    if ((inFlight.get(owner) ?? 0) >= slots)
+      return { kind: ErrorKinds.TOO_MANY_IN_FLIGHT, slots, waitMs: SLOT_POLL_MS };
+    // Taken before the bucket is asked: concurrent requests must not all see a free slot.
+    inFlight.set(owner, (inFlight.get(owner) ?? 0) + 1);
+    const admission = await buckets.take(keyOf(owner), cost, policy).catch((error: unknown) => {
+      leave(owner);
+      throw error;
+    });
+    if (admission.admitted) return { admitted: admission.standing };
+    leave(owner);
+    return {
+      kind: ErrorKinds.WORK_BUDGET_EXHAUSTED,
+      standing: admission.standing,
+      waitMs: admission.retryAfterMs,
+    };
+  }
 
   return {
     async admit(owner, cost) {
-      const admission = await buckets.take(keyOf(owner), cost, await policyOf(owner));
-      if (admission.admitted) return admission.standing;
-      const held = Math.min(admission.retryAfterMs, settings.refusalDelayMs);
-      if (held > 0) await sleep(held);
-      const retryAfterSeconds = Math.max(1, Math.ceil((admission.retryAfterMs - held) / 1000));
-      const { capacity, windowSeconds } = admission.standing;
-      throw AppError.of(ErrorKinds.WORK_BUDGET_EXHAUSTED, {
-        developerReason:
-          `this owner's budget is ${capacity} units per ${windowSeconds} s (a cached read costs 1, heavier work ` +
-          `more: see RateLimit-Policy and GET /auth/me); this request needs ${cost}; retry after ` +
-          `${retryAfterSeconds} s, or ask the operator for a larger budget`,
-        headers: {
-          'retry-after': String(retryAfterSeconds),
-          'ratelimit-policy': `"work";q=${capacity};w=${windowSeconds}`,
-          ratelimit: `"work";r=${admission.standing.remaining};t=${admission.standing.resetSeconds}`,
-        },
-      });
+      const policy = await policyOf(owner);
+      const deadline = Date.now() + settings.refusalDelayMs;
+      for (;;) {
+        const outcome = await attempt(owner, cost, policy);
+        if ('admitted' in outcome) {
+          let released = false;
+          const release = () => {
+            if (released) return;
+            released = true;
+            leave(owner);
+          };
+          return { standing: outcome.admitted, release };
+        }
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          const standing =
+            'standing' in outcome ? outcome.standing : await buckets.standing(keyOf(owner), policy);
+          throw refusal(outcome, cost, policy, standing);
+        }
+        await sleep(Math.min(Math.max(1, outcome.waitMs), left));
+      }
     },
     charge: async (owner, cost) => buckets.charge(keyOf(owner), cost, await policyOf(owner)),
     standing: async (owner) => buckets.standing(keyOf(owner), await policyOf(owner)),
   };
+}
+
+type Attempt =
+  | { readonly admitted: Standing }
+  | { readonly kind: typeof ErrorKinds.TOO_MANY_IN_FLIGHT; readonly slots: number; readonly waitMs: number }
+  | {
+      readonly kind: typeof ErrorKinds.WORK_BUDGET_EXHAUSTED;
+      readonly standing: Standing;
+      readonly waitMs: number;
+    };
+
+/** The 429 of a request that waited its time and still could not go, with the owner's standing. */
+function refusal(
+  outcome: Exclude<Attempt, { admitted: Standing }>,
+  cost: number,
+  policy: BucketPolicy,
+  standing: Standing,
+): AppError {
+  const { capacity, windowSeconds } = standing;
+  const retryAfterSeconds = Math.max(1, Math.ceil(outcome.waitMs / 1000));
+  const developerReason =
+    'slots' in outcome
+      ? `this owner has ${outcome.slots} requests in progress on this instance, the most at once for a budget of ` +
+        `${policy.capacity} units; wait for one to finish`
+      : `this owner's budget is ${capacity} units per ${windowSeconds} s (a cached read costs 1, heavier work ` +
+        `more: see RateLimit-Policy and GET /auth/me); this request needs ${cost}; retry after ` +
+        `${retryAfterSeconds} s, or ask the operator for a larger budget`;
+  return AppError.of(outcome.kind as ErrorKind, {
+    developerReason,
+    headers: {
+      'retry-after': String(retryAfterSeconds),
+      'ratelimit-policy': `"work";q=${capacity};w=${windowSeconds}`,
+      ratelimit: `"work";r=${standing.remaining};t=${standing.resetSeconds}`,
+    },
+  });
 }
 
 declare module 'fastify' {
@@ -86,45 +175,65 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /** The owner whose budget this request is charged to, and where it stands; set by the route guard. */
-    work?: { readonly budget: WorkBudget; readonly owner: bigint; standing: Standing; bodyCharged: boolean };
+    work?: {
+      readonly budget: WorkBudget;
+      readonly owner: bigint;
+      standing: Standing;
+      /** Units taken ahead for a body of unknown size (chunked): the most the route takes. */
+      bodyReserved: number | undefined;
+    };
   }
 }
 
-/** What a request costs before it is read: its route's cost, and its body by its Content-Length. */
-function upfrontCost(request: FastifyRequest): { cost: number; bodyCharged: boolean } {
+/**
+ * What a request costs before it is read: its route's cost, and its body by its Content-Length; a body
+ * without one (chunked) is charged the most the route takes, and given back what it did not use once read.
+ */
+function upfrontCost(request: FastifyRequest): { cost: number; bodyReserved: number | undefined } {
   const base = request.routeOptions.config.workCost ?? WorkCost.read;
   const length = Number(request.headers['content-length']);
-  if (!Number.isFinite(length) || length <= 0) return { cost: base, bodyCharged: false };
-  return { cost: base + Math.ceil(length / BODY_BYTES_PER_UNIT), bodyCharged: true };
+  if (Number.isFinite(length))
+    return { cost: base + Math.ceil(length / BODY_BYTES_PER_UNIT), bodyReserved: undefined };
+  const chunked = request.headers['transfer-encoding'] !== undefined;
+  if (!chunked) return { cost: base, bodyReserved: undefined };
+  const most = Math.ceil(request.routeOptions.bodyLimit / BODY_BYTES_PER_UNIT);
+  return { cost: base + most, bodyReserved: most };
 }
 
-/** Admits the request's upfront cost from the owner's budget (429 when refused); the route guard calls it. */
+/**
+ * Admits the request's upfront cost from the owner's budget, with a slot in flight given back when its
+ * answer is done (`response` closes); 429 when refused. The route guard calls it.
+ */
 export async function admitRequest(
   budget: WorkBudget,
   request: FastifyRequest,
+  response: ServerResponse,
   owner: bigint,
 ): Promise<void> {
-  const { cost, bodyCharged } = upfrontCost(request);
-  request.work = { budget, owner, standing: await budget.admit(owner, cost), bodyCharged };
+  const { cost, bodyReserved } = upfrontCost(request);
+  const admitted = await budget.admit(owner, cost);
+  response.once('close', admitted.release);
+  request.work = { budget, owner, standing: admitted.standing, bodyReserved };
 }
 
 /** Charges the request's owner for work done whose size is known only now (no-op on an unguarded route). */
 export async function chargeWork(request: FastifyRequest, units: number): Promise<void> {
   const work = request.work;
-  if (!work || units <= 0) return;
+  if (!work || units === 0) return;
   work.standing = await work.budget.charge(work.owner, units);
 }
 
 /**
- * A body that came without a Content-Length (chunked) is charged once read, by its size; the charge is not
- * waited for (a failed one is logged).
+ * A body that came without a Content-Length (chunked), once read: the units taken ahead for it that its
+ * size did not use are given back. Not waited for (a failed charge is logged).
  */
-export function chargeUncountedBody(request: FastifyRequest, bytes: number, log: Pick<Logger, 'warn'>): void {
+export function settleUncountedBody(request: FastifyRequest, bytes: number, log: Pick<Logger, 'warn'>): void {
   const work = request.work;
-  if (!work || work.bodyCharged) return;
-  work.bodyCharged = true;
-  chargeWork(request, Math.ceil(bytes / BODY_BYTES_PER_UNIT)).catch((error: unknown) =>
-    log.warn({ err: error }, 'could not charge a request body to its owner'),
+  if (work?.bodyReserved === undefined) return;
+  const unused = work.bodyReserved - Math.ceil(bytes / BODY_BYTES_PER_UNIT);
+  work.bodyReserved = undefined;
+  chargeWork(request, -unused).catch((error: unknown) =>
+    log.warn({ err: error }, 'could not settle a request body with its owner'),
   );
 }
 

@@ -177,17 +177,30 @@ describeEachBackend('interaction users and servers, upgraded in place to one per
       [O2, S2, null, 1600, 1600],
     ],
   };
-  const gone = (owner: string) => ({
-    users: [[owner, GONE_USER, 'gone', 10, 20]],
-    servers: [[owner, GONE_SERVER, 'Gone Guild', 10, 20]],
-  });
-  const expected = (...owners: string[]) => ({
-    users: [...fromLogs.users, ...owners.flatMap((owner) => gone(owner).users)].sort(byText),
-    servers: [...fromLogs.servers, ...owners.flatMap((owner) => gone(owner).servers)].sort(byText),
+  /** The legacy shared rows, by ID: what a messenger:log holder keeps of an ID its own logs do not name. */
+  const legacy = {
+    users: [
+      [U, 'theirs_later', 1000, 2000],
+      [U2, 'second', 1800, 1800],
+      [GONE_USER, 'gone', 10, 20],
+    ],
+    servers: [
+      [S, 'Tie Guild', 1000, 2000],
+      [S2, null, 1600, 1600],
+      [GONE_SERVER, 'Gone Guild', 10, 20],
+    ],
+  } as const;
+  const keptBy = (owner: string, kind: 'users' | 'servers') =>
+    legacy[kind]
+      .filter(([id]) => !fromLogs[kind].some((row) => row[0] === owner && row[1] === id))
+      .map((row) => [owner, ...row]);
+  const expected = (...holders: string[]) => ({
+    users: [...fromLogs.users, ...holders.flatMap((owner) => keptBy(owner, 'users'))].sort(byText),
+    servers: [...fromLogs.servers, ...holders.flatMap((owner) => keptBy(owner, 'servers'))].sort(byText),
     logs: LOGS.map((log) => [log.id, log.document]),
   });
 
-  it("rebuilds each owner's users and servers from its logs, and gives the rest to every messenger:log holder", async (t) => {
+  it("rebuilds each owner's users and servers from its logs; each messenger:log holder keeps the shared rows its logs do not name", async (t) => {
     const { rows, tokenOf, get, indexes } = await upgraded(t, [
       [O1, 'messenger:log messenger:read'],
       [L2, 'player:read messenger:log'],
@@ -217,7 +230,9 @@ describeEachBackend('interaction users and servers, upgraded in place to one per
       (await get(token, `/messenger/user/${user}/profile`)).statusCode;
     assert.equal(await known(first, U2), 200);
     assert.equal(await known(second, U2), 404, "O1's user only");
-    assert.equal(await known(await tokenOf(L2, ['messenger:read']), GONE_USER), 200);
+    const holder = await tokenOf(L2, ['messenger:read']);
+    assert.equal(await known(holder, GONE_USER), 200);
+    assert.equal(await known(holder, U), 200, 'a holder keeps what the shared table showed it');
     assert.equal(await known(await tokenOf(READER, ['messenger:read']), GONE_USER), 404);
   });
 

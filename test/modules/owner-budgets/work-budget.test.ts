@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { it, type TestContext } from 'node:test';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import { cli } from '../../helpers/cli.js';
+import { FAKE_API_KEY, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { eventually } from '../../helpers/poll.js';
 import { json, problemName, type Reply, rateLimitItem } from '../../helpers/replies.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
@@ -65,7 +68,7 @@ describeEachBackend(
     });
 
     it('admits exactly the budget of a concurrent burst, and never touches another owner', async (t) => {
-      const { me, a, b } = await setup(t, backend);
+      const { me, a, b } = await setup(t, backend, { WORK_BUDGET_MAX_IN_FLIGHT: '1000' });
       const burst = await Promise.all(Array.from({ length: 60 }, (_, index) => me(index % 3 ? a : b)));
       const admitted = (token: string) =>
         burst.filter((reply, index) => (index % 3 ? a : b) === token && reply.statusCode === 200).length;
@@ -175,6 +178,130 @@ describeEachBackend(
         assert.ok(admitted <= UNITS / 2, `${admitted} admitted on the second instance`);
         assert.ok(admitted >= UNITS / 2 - UNITS / 20 - 1, `${admitted} admitted on the second instance`);
       } else assert.equal(admitted, UNITS, 'without Redis each instance has its own buckets');
+    });
+
+    it('charges a request its token may not make (403) like any other', async (t) => {
+      const { app, me, config } = await setup(t, backend);
+      const reader = await issueToken(app, config, { owner: A, grants: ['player:read'] });
+      const forbidden = await app.inject({
+        method: 'GET',
+        url: '/messenger/logging/interaction',
+        headers: bearer(reader),
+      });
+      assert.equal(forbidden.statusCode, 403);
+      assert.equal(work(forbidden)?.r, UNITS - 1);
+      for (let spent = 1; spent < UNITS; spent++) await me(reader);
+      const refused = await app.inject({
+        method: 'GET',
+        url: '/messenger/logging/interaction',
+        headers: bearer(reader),
+      });
+      assert.equal(refused.statusCode, 429, 'over the budget, even where it would be refused 403');
+    });
+
+    it('charges a chunked body the most the route takes, and gives back what it did not use', async (t) => {
+      const { app, me, a } = await setup(t, backend, { WORK_BUDGET_UNITS: '200' });
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = app.server.address() as AddressInfo;
+      /** POSTs `parts` as a chunked body (Transfer-Encoding: chunked, no Content-Length), over HTTP. */
+      const chunked = (parts: readonly string[]) =>
+        new Promise<{ status: number; ratelimit: string }>((resolve, reject) => {
+          const sent = request(
+            {
+              host: '127.0.0.1',
+              port,
+              method: 'POST',
+              path: '/admin/developer/applications',
+              headers: { ...bearer(a), 'content-type': 'application/json' },
+            },
+            (answer) => {
+              answer.resume();
+              answer.on('end', () =>
+                resolve({ status: answer.statusCode ?? 0, ratelimit: String(answer.headers.ratelimit) }),
+              );
+            },
+          );
+          sent.on('error', reject);
+          for (const part of parts) sent.write(part);
+          sent.end();
+        });
+      const keys: Record<string, number> = {};
+      for (let index = 0; JSON.stringify(keys).length < 10 * 1024; index++) keys[`k${index}`] = 0;
+      const text = JSON.stringify(keys);
+      const refused = await chunked([text.slice(0, 5000), text.slice(5000)]);
+      assert.equal(refused.status, 400);
+      const bodyUnits = Math.ceil(Buffer.byteLength(text) / 1024);
+      // Taken ahead: 5 for the write and 64 for the route's most; then the 64 - 11 it did not use given back.
+      await eventually(
+        'the unused part given back',
+        async () => work(await me(a))?.r === 200 - 5 - bodyUnits - 1,
+      );
+      // The route's most is more than is left now: refused before the body is read.
+      for (let spent = 0; spent < 130; spent++) await me(a);
+      assert.equal((await chunked(['{"name":', '"x"}'])).status, 429);
+    });
+
+    it('waits for the budget up to WORK_BUDGET_REFUSAL_DELAY_MS rather than refuse at once', async (t) => {
+      // 2 units, refilled in 1 s: a third request waits about half a second, then goes.
+      const { me, a } = await setup(t, backend, {
+        WORK_BUDGET_UNITS: '2',
+        WORK_BUDGET_WINDOW_SECONDS: '1',
+        WORK_BUDGET_REFUSAL_DELAY_MS: '5000',
+      });
+      assert.equal((await me(a)).statusCode, 200);
+      assert.equal((await me(a)).statusCode, 200);
+      assert.equal((await me(a)).statusCode, 200, 'served once the budget had refilled');
+    });
+
+    it('lets an owner have WORK_BUDGET_MAX_IN_FLIGHT requests in progress at once on an instance', async (t) => {
+      const fake = await startFakeUpstream();
+      t.after(() => fake.close());
+      const { app, a, b } = await setup(t, backend, {
+        WORK_BUDGET_MAX_IN_FLIGHT: '2',
+        HYPIXEL_API_URL: fake.url,
+        MOJANG_API_URL: fake.url,
+        HYPIXEL_API_KEY: FAKE_API_KEY,
+      });
+      fake.misbehave({ delayMs: 400 });
+      const lookUp = (token: string, uuid: string) =>
+        app.inject({ method: 'GET', url: `/player/${uuid}`, headers: bearer(token) });
+      const cold = ['a', 'b', 'c'].map((digit) => digit.repeat(32));
+      const [other, ...mine] = await Promise.all([
+        lookUp(b, 'd'.repeat(32)),
+        ...cold.map((uuid) => lookUp(a, uuid)),
+      ]);
+      const statuses = mine.map((reply) => reply.statusCode).sort();
+      assert.deepEqual(statuses, [404, 404, 429], 'two in progress (never joined, after the slow upstream)');
+      const refused = mine.find((reply) => reply.statusCode === 429) as Reply;
+      assert.equal(problemName(refused), 'TOO_MANY_IN_FLIGHT');
+      assert.ok(Number(refused.headers['retry-after']) >= 1);
+      assert.equal(other?.statusCode, 404, 'another owner has slots of their own');
+      // Slots come back once the answers are done.
+      fake.misbehave({});
+      assert.equal((await lookUp(a, 'e'.repeat(32))).statusCode, 404);
+    });
+
+    it('says both limits on a refused approval: the address limit and the owner budget', async (t) => {
+      const { app, config, me } = await setup(t, backend);
+      const reviewer = await issueToken(app, config, { owner: A, grants: ['applications:review'] });
+      const applied = await app.inject({
+        method: 'POST',
+        url: '/admin/developer/applications',
+        headers: bearer(await issueToken(app, config, { owner: B })),
+        payload: { name: 'bot', grants: ['player:read'] },
+      });
+      assert.equal(applied.statusCode, 200, applied.body);
+      for (let spent = 0; spent < UNITS; spent++) await me(reviewer);
+      const refused = await app.inject({
+        method: 'POST',
+        url: `/admin/developer/applications/${json(applied).id}/approve`,
+        headers: bearer(reviewer),
+      });
+      assert.equal(refused.statusCode, 429, refused.body);
+      assert.equal(problemName(refused), 'WORK_BUDGET_EXHAUSTED');
+      assert.ok(rateLimitItem(refused.headers['ratelimit-policy'], 'address'), 'the address item stays');
+      assert.ok(rateLimitItem(refused.headers['ratelimit-policy'], 'work'));
+      assert.equal(rateLimitItem(refused.headers.ratelimit, 'work')?.r, 0);
     });
 
     it('holds a refusal for WORK_BUDGET_REFUSAL_DELAY_MS, at most until it would be admitted', async (t) => {

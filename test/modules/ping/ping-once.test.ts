@@ -114,6 +114,13 @@ describeEachBackend('ping samples are stored once', (backend) => {
     // The same sample for another player is another sample.
     const other = FIXTURE_PLAYERS.builder.uuid;
     assert.deepEqual((await post(other, [a])).json(), { player: other, stored: 1, duplicates: 0 });
+    // A lobby is its text, however its characters are composed (NFC, NFD): one sample, kept composed.
+    const composed = { ping: 50, lobby: 'caf\u00e9', at: at + 3 };
+    const decomposed = { ...composed, lobby: 'cafe\u0301' };
+    assert.deepEqual((await post(other, [decomposed])).json(), { player: other, stored: 1, duplicates: 0 });
+    assert.deepEqual((await post(other, [composed])).json(), { player: other, stored: 0, duplicates: 1 });
+    const [latest] = await days(other);
+    assert.equal(latest?.last_lobby, 'caf\u00e9');
   });
 
   it('records who wrote each sample, and the first writer keeps a sample another owner sends again', async (t) => {

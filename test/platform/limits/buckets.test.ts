@@ -40,16 +40,18 @@ describe('token buckets in process', () => {
     assert.equal((await buckets.standing('a', POLICY)).remaining, 100, 'never more than the capacity');
   });
 
-  it('charges work done past empty, up to one capacity owed, and admits nothing until it is repaid', async () => {
+  it('charges work done past empty, all of it, and admits nothing until it is repaid', async () => {
     const { clock, buckets } = setup();
     await buckets.take('a', 10, POLICY);
     const owing = await buckets.charge('a', 1000, POLICY);
     assert.equal(owing.remaining, 0);
-    assert.equal(owing.resetSeconds, 20, 'owes one capacity at most: 200 units to refill');
+    assert.equal(owing.resetSeconds, 101, 'owes 910 units: 1010 to refill, at 10 a second');
     const refused = await buckets.take('a', 1, POLICY);
-    assert.equal(refused.admitted === false && refused.retryAfterMs, 10_100);
-    clock.now += 10_100;
+    assert.equal(refused.admitted === false && refused.retryAfterMs, 91_100);
+    clock.now += 91_100;
     assert.equal((await buckets.take('a', 1, POLICY)).admitted, true);
+    // A negative charge gives back, never past full.
+    assert.equal((await buckets.charge('a', -5000, POLICY)).remaining, 100);
   });
 
   it('admits a cost above the capacity when the bucket is full, and then owes the rest', async () => {
@@ -100,7 +102,7 @@ describeOrSkip('token buckets in Redis, shared by instances', { skip: skipWithou
     await client.del(keys);
   });
 
-  it('shares debt: work charged on one instance is owed on the other', async () => {
+  it('shares debt: work charged on one instance is owed on the other, all of it', async () => {
     const prefix = fresh();
     const one = createRedisBuckets(client, prefix, log);
     const two = createRedisBuckets(client, prefix, log);
@@ -108,7 +110,7 @@ describeOrSkip('token buckets in Redis, shared by instances', { skip: skipWithou
     await one.charge('owner', 500, POLICY);
     const refused = await two.take('owner', 1, POLICY);
     assert.equal(refused.admitted, false);
-    assert.ok(!refused.admitted && refused.retryAfterMs > 9000, 'owes a capacity: ten seconds of refill');
+    assert.ok(!refused.admitted && refused.retryAfterMs > 40_000, 'owes about 400 units: 40 s of refill');
     assert.equal((await two.standing('owner', POLICY)).remaining, 0);
     await client.del(`${prefix}owner`);
   });
@@ -117,6 +119,8 @@ describeOrSkip('token buckets in Redis, shared by instances', { skip: skipWithou
     const url = new URL(testRedisUrl as string);
     const proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 6379) });
     const viaProxy = createRedis(`redis://${proxy.host}:${proxy.port}`);
+    // The cut makes the connection fail: the buckets fall back, and the client's own errors are expected.
+    viaProxy.on('error', () => undefined);
     await viaProxy.connect();
     try {
       const prefix = fresh();

@@ -17,8 +17,10 @@ const ownersEverGranted = (grant: string) => {
  * Interaction users and servers become the logging owner's: one row per (owner, id), so that one owner
  * logging a user or a server under another name changes nothing another owner sees. Rebuilt from the logs
  * that remain, each owner's from its own: the username from its latest log of the user, a server's name from
- * its latest log naming one, first and last seen from its logs' times. A user or server no remaining log
- * names goes, as it was, to every owner that held `messenger:log` (who alone could have logged it). The logs
+ * its latest log naming one, first and last seen from its logs' times. Every other owner that held
+ * `messenger:log` (who alone could have logged a user; the old table does not say which did) keeps the
+ * user or server as the shared table had it, as it could read it before: nothing an owner saw is lost, and
+ * none sees what it could not see before. The logs
  * gain the indexes that read them per owner (the per-user and per-server ones now start with the owner).
  * SQLite cannot change a primary key: each table is made anew, filled, and takes the old one's name.
  */
@@ -67,7 +69,9 @@ export const interactionOwners: Migration = {
       insert into interaction_users_next (owner, user_id, username, first_seen_at, last_seen_at)
       select loggers.owner, users.user_id, users.username, users.first_seen_at, users.last_seen_at
       from interaction_users users cross join (${loggers}) loggers
-      where not exists (select 1 from interaction_logs logs where logs.user_id = users.user_id)`.execute(db);
+      where not exists (
+        select 1 from interaction_logs logs where logs.user_id = users.user_id and logs.owner = loggers.owner
+      )`.execute(db);
     await db.schema.dropTable('interaction_users').execute();
     await db.schema.alterTable('interaction_users_next').renameTo('interaction_users').execute();
 
@@ -97,9 +101,9 @@ export const interactionOwners: Migration = {
       insert into interaction_servers_next (owner, server_id, server_name, first_seen_at, last_seen_at)
       select loggers.owner, servers.server_id, servers.server_name, servers.first_seen_at, servers.last_seen_at
       from interaction_servers servers cross join (${loggers}) loggers
-      where not exists (select 1 from interaction_logs logs where logs.server_id = servers.server_id)`.execute(
-      db,
-    );
+      where not exists (
+        select 1 from interaction_logs logs where logs.server_id = servers.server_id and logs.owner = loggers.owner
+      )`.execute(db);
     await db.schema.dropTable('interaction_servers').execute();
     await db.schema.alterTable('interaction_servers_next').renameTo('interaction_servers').execute();
 

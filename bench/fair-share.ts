@@ -103,6 +103,7 @@ async function withFairShareService<T>(
     BENCH_RAISED_OWNERS: raised,
     // The service's own default budget for every owner not raised.
     WORK_BUDGET_UNITS: '',
+    WORK_BUDGET_MAX_IN_FLIGHT: '',
     BENCH_PING_SEED_DAYS: String(FLOOD_PING_DAYS),
     BENCH_PING_SEED_PER_DAY: '1440',
     PING_RETENTION_DAYS: '400',

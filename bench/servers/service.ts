@@ -62,6 +62,7 @@ if (onPostgres) {
 const config = loadConfig({
   // The bench measures speed: no owner's budget of work stands in its way, unless a scenario sets one.
   WORK_BUDGET_UNITS: '1000000000',
+  WORK_BUDGET_MAX_IN_FLIGHT: '100000',
   ...process.env,
   DATABASE_URL: databaseUrl,
   DATA_DIR: dir,

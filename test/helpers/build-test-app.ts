@@ -133,6 +133,7 @@ export async function testConfig(t: Closer, options: TestAppOptions = {}): Promi
     RATE_LIMIT_AUTH_PER_MINUTE: '100000',
     // A budget no suite reaches unless it sets its own (the owners' budgets have suites of their own).
     WORK_BUDGET_UNITS: '1000000000',
+    WORK_BUDGET_MAX_IN_FLIGHT: '100000',
     REDIS_KEY_PREFIX: options.redisKeyPrefix ?? `test:${randomBytes(6).toString('hex')}:`,
     UPSTREAM_RETRY_BASE_MS: '5',
     ...(redis && testRedisUrl ? { REDIS_URL: testRedisUrl } : {}),

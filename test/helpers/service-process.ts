@@ -36,6 +36,7 @@ export async function startServiceProcess(
       JWT_SECRET: TEST_JWT_SECRET,
       // As buildTestApp: a budget of work no test under load reaches unless it sets its own.
       WORK_BUDGET_UNITS: '1000000000',
+      WORK_BUDGET_MAX_IN_FLIGHT: '100000',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

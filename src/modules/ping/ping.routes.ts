@@ -3,7 +3,7 @@ import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponse, errorResponses } from '../../platform/error-response.js';
 import { PlayerParams } from '../../platform/http/path-params.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
-import { chargeWork } from '../../platform/limits/work-budget.js';
+import { chargeWork, takeWork } from '../../platform/limits/work-budget.js';
 import { asUpstreamError } from '../../upstream/upstream-result.js';
 import { sendPingHistory } from './ping.reply.js';
 import {
@@ -39,7 +39,8 @@ export const pingRoutes =
             'once: a batch sent again changes nothing, and is answered with its samples as duplicates. `at` may ' +
             'be at most PING_MAX_FUTURE_SECONDS (60 by default) after the request is received. A 200 means the ' +
             'new samples are committed, with the daily statistics they fall on. A username is resolved to its ' +
-            "UUID. Costs the owner's work budget a unit per sample, besides the request and its body. Grant: ping:write.",
+            "UUID. Costs the owner's work budget a unit per sample, besides the request and its body, taken before the " +
+            'samples are written (429 when the budget cannot pay). Grant: ping:write.',
           security,
           params: PlayerParams,
           body: PingIngestRequestSchema,
@@ -57,8 +58,9 @@ export const pingRoutes =
       },
       async (request) => {
         const owner = String(principalOf(request).owner);
-        // Each sample is a row to check and write, whether or not it turns out new.
-        await chargeWork(request, request.body.samples.length);
+        // Each sample is a row to check and write, whether or not it turns out new: paid before the write,
+        // which an owner who cannot pay for it does not get (429).
+        await takeWork(request, request.body.samples.length);
         const { uuid, stored, duplicates } = await service
           .ingest(request.params.player, request.body.samples, owner)
           .catch(asUpstreamError);

@@ -67,11 +67,13 @@ interface Held {
   allowance: number;
   seen: Level | undefined;
   /**
-   * Until when Redis refused, under a policy of this capacity: takes are refused here without asking again
-   * (unless the policy changed: an owner given a larger budget).
+   * Until when Redis refused, under a policy of this capacity: takes needing as much are refused here
+   * without asking again (unless the policy changed: an owner given a larger budget).
    */
   refusedUntil: number;
   refusedCapacity: number;
+  /** What the refused take lacked: a take needing less may still pass, and asks. */
+  refusedNeed: number;
   /** The take asking Redis now: others wait for it. */
   asking: Promise<Outcome> | undefined;
 }
@@ -101,7 +103,14 @@ export function createRedisBuckets(redis: Redis, keyPrefix: string, log: Logger)
   const heldOf = (key: string): Held => {
     let bucket = held.get(key);
     if (!bucket) {
-      bucket = { allowance: 0, seen: undefined, refusedUntil: 0, refusedCapacity: 0, asking: undefined };
+      bucket = {
+        allowance: 0,
+        seen: undefined,
+        refusedUntil: 0,
+        refusedCapacity: 0,
+        refusedNeed: 0,
+        asking: undefined,
+      };
       held.set(key, bucket);
     }
     return bucket;
@@ -133,6 +142,7 @@ export function createRedisBuckets(redis: Redis, keyPrefix: string, log: Logger)
     const lacking = admissionNeed(need, policy) - answer.level.tokens;
     bucket.refusedUntil = Date.now() + Math.max(1, Math.ceil((lacking * policy.windowMs) / policy.capacity));
     bucket.refusedCapacity = policy.capacity;
+    bucket.refusedNeed = need;
     return 'refused';
   }
 
@@ -157,7 +167,11 @@ export function createRedisBuckets(redis: Redis, keyPrefix: string, log: Logger)
           bucket.allowance -= cost;
           return { admitted: true, standing: standingHere(bucket, policy) };
         }
-        if (Date.now() < bucket.refusedUntil && bucket.refusedCapacity === policy.capacity)
+        if (
+          Date.now() < bucket.refusedUntil &&
+          bucket.refusedCapacity === policy.capacity &&
+          cost - bucket.allowance >= bucket.refusedNeed
+        )
           return refusal(bucket, policy);
         if (!bucket.asking) {
           bucket.asking = reserve(bucket, key, cost - bucket.allowance, policy).finally(() => {
@@ -166,7 +180,7 @@ export function createRedisBuckets(redis: Redis, keyPrefix: string, log: Logger)
         }
         const outcome = await bucket.asking;
         if (outcome === 'unavailable') return local.take(key, cost, policy);
-        if (outcome === 'refused') return refusal(bucket, policy);
+        // Reserved or refused, the loop looks again: a take that needs less than a refused one may still pass.
       }
     },
 

@@ -55,6 +55,11 @@ export interface WorkBudget {
    * both; or throws 429 WORK_BUDGET_EXHAUSTED / TOO_MANY_IN_FLIGHT.
    */
   admit(owner: bigint, cost: number): Promise<Admitted>;
+  /**
+   * Takes more units for an admitted request, before work it is about to do (a ping batch's samples, before
+   * they are written), waiting up to `refusalDelayMs`; or throws 429 WORK_BUDGET_EXHAUSTED.
+   */
+  take(owner: bigint, cost: number): Promise<Standing>;
   /** Charges work already done (negative: gives back units taken ahead for work not done). */
   charge(owner: bigint, cost: number): Promise<Standing>;
   standing(owner: bigint): Promise<Standing>;
@@ -84,19 +89,22 @@ export function createWorkBudget({ buckets, settings, unitsOf }: WorkBudgetDeps)
     else inFlight.delete(owner);
   };
 
-  /** One attempt: a slot, then the units; the slot is given back if the units are not there. */
-  async function attempt(owner: bigint, cost: number, policy: BucketPolicy): Promise<Attempt> {
+  /**
+   * One attempt: a slot (when the request takes one), then the units; the slot is given back if the units
+   * are not there.
+   */
+  async function attempt(owner: bigint, cost: number, policy: BucketPolicy, slot: boolean): Promise<Attempt> {
     const slots = slotsOf(policy.capacity);
-    if ((inFlight.get(owner) ?? 0) >= slots)
+    if (slot && (inFlight.get(owner) ?? 0) >= slots)
       return { kind: ErrorKinds.TOO_MANY_IN_FLIGHT, slots, waitMs: SLOT_POLL_MS };
     // Taken before the bucket is asked: concurrent requests must not all see a free slot.
-    inFlight.set(owner, (inFlight.get(owner) ?? 0) + 1);
+    if (slot) inFlight.set(owner, (inFlight.get(owner) ?? 0) + 1);
     const admission = await buckets.take(keyOf(owner), cost, policy).catch((error: unknown) => {
-      leave(owner);
+      if (slot) leave(owner);
       throw error;
     });
     if (admission.admitted) return { admitted: admission.standing };
-    leave(owner);
+    if (slot) leave(owner);
     return {
       kind: ErrorKinds.WORK_BUDGET_EXHAUSTED,
       standing: admission.standing,
@@ -104,30 +112,35 @@ export function createWorkBudget({ buckets, settings, unitsOf }: WorkBudgetDeps)
     };
   }
 
+  /** Takes the units (and a slot, when asked), waiting up to `refusalDelayMs`; 429 if they do not come. */
+  async function waitFor(owner: bigint, cost: number, slot: boolean): Promise<Standing> {
+    const policy = await policyOf(owner);
+    const deadline = Date.now() + settings.refusalDelayMs;
+    for (;;) {
+      const outcome = await attempt(owner, cost, policy, slot);
+      if ('admitted' in outcome) return outcome.admitted;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        const standing =
+          'standing' in outcome ? outcome.standing : await buckets.standing(keyOf(owner), policy);
+        throw refusal(outcome, cost, policy, standing);
+      }
+      await sleep(Math.min(Math.max(1, outcome.waitMs), left));
+    }
+  }
+
   return {
     async admit(owner, cost) {
-      const policy = await policyOf(owner);
-      const deadline = Date.now() + settings.refusalDelayMs;
-      for (;;) {
-        const outcome = await attempt(owner, cost, policy);
-        if ('admitted' in outcome) {
-          let released = false;
-          const release = () => {
-            if (released) return;
-            released = true;
-            leave(owner);
-          };
-          return { standing: outcome.admitted, release };
-        }
-        const left = deadline - Date.now();
-        if (left <= 0) {
-          const standing =
-            'standing' in outcome ? outcome.standing : await buckets.standing(keyOf(owner), policy);
-          throw refusal(outcome, cost, policy, standing);
-        }
-        await sleep(Math.min(Math.max(1, outcome.waitMs), left));
-      }
+      const standing = await waitFor(owner, cost, true);
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        leave(owner);
+      };
+      return { standing, release };
     },
+    take: (owner, cost) => waitFor(owner, cost, false),
     charge: async (owner, cost) => buckets.charge(keyOf(owner), cost, await policyOf(owner)),
     standing: async (owner) => buckets.standing(keyOf(owner), await policyOf(owner)),
   };
@@ -214,6 +227,16 @@ export async function admitRequest(
   const admitted = await budget.admit(owner, cost);
   response.once('close', admitted.release);
   request.work = { budget, owner, standing: admitted.standing, bodyReserved };
+}
+
+/**
+ * Takes units from the request's owner for work it is about to do, known only once the request is read (the
+ * samples of a ping batch): 429 when the budget cannot pay, and the work is not done. No-op unguarded.
+ */
+export async function takeWork(request: FastifyRequest, units: number): Promise<void> {
+  const work = request.work;
+  if (!work || units <= 0) return;
+  work.standing = await work.budget.take(work.owner, units);
 }
 
 /** Charges the request's owner for work done whose size is known only now (no-op on an unguarded route). */

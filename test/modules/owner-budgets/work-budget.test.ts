@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { it, type TestContext } from 'node:test';
+import { sql } from 'kysely';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import { cli } from '../../helpers/cli.js';
@@ -302,6 +303,35 @@ describeEachBackend(
       assert.ok(rateLimitItem(refused.headers['ratelimit-policy'], 'address'), 'the address item stays');
       assert.ok(rateLimitItem(refused.headers['ratelimit-policy'], 'work'));
       assert.equal(rateLimitItem(refused.headers.ratelimit, 'work')?.r, 0);
+    });
+
+    it('takes a ping batch’s samples before writing them: an owner who cannot pay gets 429 and nothing is written', async (t) => {
+      const { app, me, a } = await setup(t, backend, { WORK_BUDGET_UNITS: '100' });
+      const batch = (count: number, from: number) => ({
+        samples: Array.from({ length: count }, (_, index) => ({
+          ping: 40,
+          lobby: 'lobby',
+          at: new Date(Date.now() - (from + index) * 1000).toISOString(),
+        })),
+      });
+      const post = (body: unknown) =>
+        app.inject({
+          method: 'POST',
+          url: '/ping/20934ef9488c465180a78f861586b4cf',
+          headers: { ...bearer(a), 'content-type': 'application/json' },
+          payload: JSON.stringify(body),
+        });
+      for (let spent = 0; spent < 10; spent++) await me(a);
+      const refused = await post(batch(95, 0));
+      assert.equal(refused.statusCode, 429, refused.body);
+      assert.equal(problemName(refused), 'WORK_BUDGET_EXHAUSTED');
+      const { rows } = await sql<{ count: number }>`select count(*) as count from ping_samples`.execute(
+        app.db,
+      );
+      assert.equal(Number(rows[0]?.count), 0, 'nothing written');
+      const fits = await post(batch(50, 100));
+      assert.equal(fits.statusCode, 200, fits.body);
+      assert.equal(json(fits).stored, 50);
     });
 
     it('holds a refusal for WORK_BUDGET_REFUSAL_DELAY_MS, at most until it would be admitted', async (t) => {

@@ -118,7 +118,8 @@ async function withFairShareService<T>(
 }
 
 export async function runFairShare(upstream: FakeUpstream): Promise<FairShare> {
-  const seconds = settings.duration;
+  // Twice a scenario's time: a p99 of a paced reader is a few dozen answers, noisy over a short run.
+  const seconds = settings.duration * 2;
   const [quiet, budgeted] = await withFairShareService(upstream, '1', async (service) => [
     await readerLoad(service, seconds),
     await flooded(service, seconds),

@@ -189,6 +189,8 @@ async function runRejection(upstream: FakeUpstream): Promise<Rejection> {
 }
 
 const num = (value: number, digits = 0) => value.toFixed(digits);
+/** Milliseconds as wrk gave them, to two decimals (wrk's microseconds make float noise). */
+const ms = (value: number) => String(Number(value.toFixed(2)));
 
 function floodRow(name: string, run: FloodRun, quiet: Measured): string {
   const refused = run.flood['429'] ?? 0;
@@ -202,7 +204,7 @@ function floodRow(name: string, run: FloodRun, quiet: Measured): string {
   // wrk counts only the answers that came within the run: none at all reads as 0 req/s and 0 ms.
   const reader =
     run.reader.requestsPerSecond > 0
-      ? `${num(run.reader.requestsPerSecond)} | ${run.reader.p50Ms} | ${run.reader.p99Ms} | ` +
+      ? `${num(run.reader.requestsPerSecond)} | ${ms(run.reader.p50Ms)} | ${ms(run.reader.p99Ms)} | ` +
         `${num(run.reader.p99Ms / quiet.p99Ms, 1)}x`
       : 'no answer within the run | - | - | -';
   return `| ${name} | ${reader} | ${num(run.floodRequestsPerSecond)} | ${served} | ${refused} | ${other || '-'} |`;
@@ -225,7 +227,7 @@ export function fairShareSection(result: FairShare): string {
     '',
     '| flooder | reader req/s | reader p50 ms | reader p99 ms | p99 vs alone | flood req/s | flood 2xx | flood 429 | flood other |',
     '|---|---|---|---|---|---|---|---|---|',
-    `| none (the reader alone) | ${num(quiet.requestsPerSecond)} | ${quiet.p50Ms} | ${quiet.p99Ms} | 1.0x | - | - | - | - |`,
+    `| none (the reader alone) | ${num(quiet.requestsPerSecond)} | ${ms(quiet.p50Ms)} | ${ms(quiet.p99Ms)} | 1.0x | - | - | - | - |`,
     floodRow('on the default budget of work', result.budgeted, quiet),
     floodRow('on the default budget, refusals answered at once', result.unheld, quiet),
     floodRow('with a budget no load reaches', result.unbudgeted, quiet),

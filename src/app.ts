@@ -47,6 +47,11 @@ declare module 'fastify' {
      * parameter `ownerParam`, or which carries `grant`, and whose owner's budget admits it (401 / 403 / 429).
      */
     requireOwnerOrGrant(grant: Grant, ownerParam: string): preHandlerAsyncHookHandler;
+    /**
+     * The OpenAPI `security` of a route guarded with `{ session: true }`: a bearer token, or the portal's
+     * session when Discord sign-in is on.
+     */
+    readonly portalSecurity: { [scheme: string]: string[] }[];
   }
 }
 
@@ -126,11 +131,29 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   if (!config.upstream.hypixelApiKey)
     app.log.warn('HYPIXEL_API_KEY is not set: player and profile lookups will fail');
   const modules = await createModules(config, shared);
-  const gate: Gate = { authenticator: modules.authenticator, budget: modules.workBudget };
+  const gate: Gate = {
+    authenticator: modules.authenticator,
+    budget: modules.workBudget,
+    ...(modules.sessions ? { sessions: modules.sessions } : {}),
+  };
   app.decorate('requireGrant', (grant?: Grant, options?: GuardOptions) => requireGrant(gate, grant, options));
+  app.decorate(
+    'portalSecurity',
+    modules.sessions ? [{ bearerAuth: [] }, { sessionCookie: [] }] : [{ bearerAuth: [] }],
+  );
   app.decorate('requireOwnerOrGrant', (grant: Grant, ownerParam: string) =>
     requireOwnerOrGrant(gate, grant, ownerParam),
   );
+  // Each owner's usage of the day: every request made with their token or session, and its 429s.
+  const { usage } = shared;
+  app.addHook('onResponse', (request, reply, done) => {
+    const owner = request.principal?.owner;
+    if (owner !== undefined) {
+      usage.count(owner, 'requests');
+      if (reply.statusCode === 429) usage.count(owner, 'refused');
+    }
+    done();
+  });
   for (const { name, routes, start, close } of modules.list) {
     if (routes) await app.register(routes);
     // Ready comes after the migrations: startServer and the tests migrate before they listen or inject.

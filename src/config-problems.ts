@@ -49,8 +49,27 @@ export function corsProblems(env: Env): string[] {
   });
 }
 
+/** Discord sign-in is on with all three of its variables, off with none; the callback must be this service's. */
+export function discordProblems(env: Env): string[] {
+  const names = ['DISCORD_CLIENT_ID', 'DISCORD_CLIENT_SECRET', 'DISCORD_REDIRECT_URI'] as const;
+  const given = names.filter((name) => env[name] !== undefined);
+  if (given.length === 0) return [];
+  if (given.length < names.length) {
+    const missing = names.filter((name) => env[name] === undefined);
+    return [
+      `Discord sign-in needs ${names.join(', ')} together: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set`,
+    ];
+  }
+  const redirect = URL.canParse(env.DISCORD_REDIRECT_URI ?? '')
+    ? new URL(env.DISCORD_REDIRECT_URI ?? '')
+    : undefined;
+  if (!redirect?.pathname.endsWith('/auth/discord/callback'))
+    return ["DISCORD_REDIRECT_URI must be the address of this service's /auth/discord/callback"];
+  return [];
+}
+
 /** Variables whose values never appear in an error message. */
-const SECRET_VARIABLES = new Set(['JWT_SECRET', 'HYPIXEL_API_KEY', 'METRICS_TOKEN']);
+const SECRET_VARIABLES = new Set(['JWT_SECRET', 'HYPIXEL_API_KEY', 'METRICS_TOKEN', 'DISCORD_CLIENT_SECRET']);
 
 /** What each pattern means, said in words a person setting the variable understands. */
 const PATTERN_HINTS: Record<string, string> = {
@@ -60,6 +79,11 @@ const PATTERN_HINTS: Record<string, string> = {
   CORS_ORIGINS:
     'must be * or a comma-separated list of origins such as https://a.example,https://b.example:8443',
   METRICS_TOKEN: 'must be printable ASCII without spaces',
+  DISCORD_CLIENT_ID: "must be the Discord application's client ID (digits)",
+  DISCORD_CLIENT_SECRET: 'must be printable ASCII without spaces, 8 to 256 characters',
+  DISCORD_REDIRECT_URI: 'must be an http(s) URL ending in /auth/discord/callback',
+  DISCORD_API_URL: 'must be an http(s) URL such as https://discord.com/api',
+  PORTAL_REVIEWERS: 'must be a comma-separated list of Discord IDs',
   HYPIXEL_API_URL: 'must be an http(s) URL such as https://api.hypixel.net',
   MOJANG_API_URL: 'must be an http(s) URL such as https://api.mojang.com',
 };

@@ -1,13 +1,22 @@
 import { Ajv } from 'ajv';
 import { type Env, EnvSchema } from './config-env.js';
-import { corsOriginsOf, corsProblems, describe, secretProblems, timeoutProblems } from './config-problems.js';
+import {
+  corsOriginsOf,
+  corsProblems,
+  describe,
+  discordProblems,
+  secretProblems,
+  timeoutProblems,
+} from './config-problems.js';
 import type { ApplicationsModuleDeps } from './modules/applications/applications.module.js';
 import type { HealthModuleDeps } from './modules/health/health.module.js';
 import type { InteractionsModuleDeps } from './modules/interactions/interactions.module.js';
 import type { MessengerUsersModuleDeps } from './modules/messenger-users/messenger-users.module.js';
 import type { OwnerBudgetsSettings } from './modules/owner-budgets/owner-budgets.service.js';
+import type { OwnerUsageModuleDeps } from './modules/owner-usage/owner-usage.module.js';
 import type { PingModuleDeps } from './modules/ping/ping.module.js';
 import type { PlayersSettings } from './modules/players/players.module.js';
+import type { PortalModuleDeps } from './modules/portal/portal.module.js';
 import type { ProfilesModuleDeps } from './modules/profiles/profiles.module.js';
 import type { TokensModuleDeps } from './modules/tokens/tokens.module.js';
 import type { CachingSettings } from './platform/cache/caching.js';
@@ -57,6 +66,8 @@ export interface Config {
    * an operator's change of one owner's budget applies.
    */
   readonly workBudget: WorkBudgetSettings & OwnerBudgetsSettings;
+  /** Owners' daily usage (what the portal shows): how long it is kept. */
+  readonly ownerUsage: OwnerUsageModuleDeps['settings'];
   /** Interaction logs: their retention, and how their writes are grouped into commits. */
   readonly interactions: InteractionsModuleDeps['settings'];
   /** Ping samples: their retention, each day's history cap, the ingestion body limit, group commit. */
@@ -65,6 +76,8 @@ export interface Config {
   readonly messengerUsers: MessengerUsersModuleDeps['settings'];
   /** Developer applications: the pending limit, and the rate limit of approvals (as for /auth/refresh). */
   readonly applications: ApplicationsModuleDeps['settings'];
+  /** The developer portal: Discord sign-in (off when not configured), sessions, reviewers. */
+  readonly portal: PortalModuleDeps['settings'];
   /** Operations (`/metrics`'s bearer token, when it is protected). */
   readonly operations: HealthModuleDeps['settings'];
   readonly upstream: UpstreamSettings;
@@ -96,7 +109,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
   const given = { ...env };
   const problems = validateEnv(env) ? [] : (validateEnv.errors ?? []).map((error) => describe(error, given));
   problems.push(...secretProblems(given));
-  if (problems.length === 0) problems.push(...timeoutProblems(env as Env), ...corsProblems(env as Env));
+  if (problems.length === 0)
+    problems.push(
+      ...timeoutProblems(env as Env),
+      ...corsProblems(env as Env),
+      ...discordProblems(env as Env),
+    );
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(toConfig(env as Env));
 }
@@ -146,6 +164,7 @@ function toConfig(env: Env): Config {
       clockLeewaySeconds: env.JWT_CLOCK_LEEWAY_SECONDS,
       tokenTtlSeconds: env.TOKEN_TTL_SECONDS,
       refreshWindowSeconds: env.TOKEN_REFRESH_WINDOW_SECONDS,
+      refreshGraceSeconds: env.TOKEN_REFRESH_GRACE_SECONDS,
       recordsKept: { max: env.TOKEN_CACHE_MAX_ENTRIES, forMs: env.TOKEN_CACHE_SECONDS * 1000 },
       rateLimitPerMinute: env.RATE_LIMIT_AUTH_PER_MINUTE,
     },
@@ -155,6 +174,10 @@ function toConfig(env: Env): Config {
       refusalDelayMs: env.WORK_BUDGET_REFUSAL_DELAY_MS,
       maxInFlight: env.WORK_BUDGET_MAX_IN_FLIGHT,
       refreshMs: env.WORK_BUDGET_REFRESH_SECONDS * 1000,
+    },
+    ownerUsage: {
+      retentionDays: env.USAGE_RETENTION_DAYS,
+      retentionJobEveryMs: env.RETENTION_JOB_INTERVAL_SECONDS * 1000,
     },
     interactions: {
       retentionDays: env.INTERACTION_LOG_RETENTION_DAYS,
@@ -174,6 +197,26 @@ function toConfig(env: Env): Config {
     applications: {
       maxPendingPerOwner: env.APPLICATIONS_MAX_PENDING_PER_OWNER,
       rateLimitPerMinute: env.RATE_LIMIT_AUTH_PER_MINUTE,
+    },
+    portal: {
+      discord:
+        env.DISCORD_CLIENT_ID && env.DISCORD_CLIENT_SECRET && env.DISCORD_REDIRECT_URI
+          ? {
+              clientId: env.DISCORD_CLIENT_ID,
+              clientSecret: env.DISCORD_CLIENT_SECRET,
+              redirectUri: env.DISCORD_REDIRECT_URI,
+              apiUrl: env.DISCORD_API_URL.replace(/\/+$/, ''),
+              timeoutMs: env.UPSTREAM_TIMEOUT_MS,
+            }
+          : undefined,
+      sessionTtlSeconds: env.PORTAL_SESSION_TTL_SECONDS,
+      reviewers: (env.PORTAL_REVIEWERS ?? '')
+        .split(',')
+        .map((id) => id.trim())
+        .filter(Boolean)
+        .map((id) => BigInt(id)),
+      secureCookies: env.NODE_ENV === 'production',
+      retentionJobEveryMs: env.RETENTION_JOB_INTERVAL_SECONDS * 1000,
     },
     operations: { metricsToken: env.METRICS_TOKEN },
     upstream: {

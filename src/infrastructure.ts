@@ -13,6 +13,7 @@ import { createDatabase, type Database, externalWritesProbe, pingDatabase } from
 import { pendingMigrations } from './platform/db/migrator.js';
 import { type Buckets, createMemoryBuckets } from './platform/limits/buckets.js';
 import { createRedisBuckets } from './platform/limits/buckets-redis.js';
+import { createUsageMeter, type UsageMeter } from './platform/limits/usage-meter.js';
 import type { Logger } from './platform/logger.js';
 import { createMetricsRegistry } from './platform/metrics.js';
 import { createRedis, pingRedis } from './platform/redis.js';
@@ -39,6 +40,8 @@ export interface Infrastructure {
   readonly upstreams: Upstreams;
   /** The rate limits' token buckets: in Redis when configured (one per owner or address for all instances). */
   readonly buckets: Buckets;
+  /** Each owner's usage per day, counted in process (the owner-usage module stores it). */
+  readonly usage: UsageMeter;
   readonly log: Logger;
   /** Readiness checks: database, migrations, and Redis when configured. */
   readonly probes: Readonly<Record<string, Probe>>;
@@ -55,11 +58,13 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
     : undefined;
   const metrics = createMetricsRegistry();
   const keyPrefix = config.redisKeyPrefix;
+  const usage = createUsageMeter();
   const upstreams = createUpstreams(config.upstream, {
     redis,
     keyPrefix,
     metrics: createUpstreamMetrics(metrics),
     log,
+    onOwnerCall: (owner) => usage.count(owner, 'upstream'),
   });
   const caching = createCaching(config.cache, {
     redis,
@@ -90,6 +95,7 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
     tokenRevocations,
     upstreams,
     buckets,
+    usage,
     log,
     probes,
     async close() {

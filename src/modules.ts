@@ -5,13 +5,16 @@ import { createHealthModule } from './modules/health/health.module.js';
 import { createInteractionsModule } from './modules/interactions/interactions.module.js';
 import { createMessengerUsersModule } from './modules/messenger-users/messenger-users.module.js';
 import { createOwnerBudgetsModule } from './modules/owner-budgets/owner-budgets.module.js';
+import { createOwnerUsageModule } from './modules/owner-usage/owner-usage.module.js';
 import { createPingModule } from './modules/ping/ping.module.js';
 import { createPlayersModule } from './modules/players/players.module.js';
+import { createPortalModule } from './modules/portal/portal.module.js';
 import { createProfilesModule } from './modules/profiles/profiles.module.js';
 import { createTokensModule } from './modules/tokens/tokens.module.js';
 import type { AppModule } from './platform/app-module.js';
 import { deriveKey, resolveJwtSecret } from './platform/auth/jwt-secret.js';
 import type { Authenticator } from './platform/auth/principal.js';
+import type { SessionAuthenticator } from './platform/auth/session.js';
 import { executorOf } from './platform/db/transactions.js';
 import { createWorkBudget, type WorkBudget } from './platform/limits/work-budget.js';
 
@@ -20,6 +23,8 @@ export interface Modules {
   readonly list: readonly AppModule[];
   /** Who checks bearer tokens for the route guards. */
   readonly authenticator: Authenticator;
+  /** Who checks the portal's session cookies for the routes that take them (undefined: sign-in is off). */
+  readonly sessions: SessionAuthenticator | undefined;
   /** Each owner's budget of work, which the route guards charge. */
   readonly workBudget: WorkBudget;
 }
@@ -43,19 +48,35 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     settings: config.workBudget,
     unitsOf: ownerBudgets.service.unitsOf,
   });
+  const ownerUsage = createOwnerUsageModule({
+    db,
+    meter: shared.usage,
+    settings: config.ownerUsage,
+    log: shared.log,
+  });
   const secret = await resolveJwtSecret(config.auth.jwtSecret, config.dataDir);
   const tokens = createTokensModule({
     db,
     settings: config.auth,
     secret,
     ...(shared.tokenRevocations ? { revocations: shared.tokenRevocations } : {}),
-    standings: { work: workBudget.standing, upstream: upstreams.quota.status },
+    standings: {
+      work: workBudget.standing,
+      upstream: upstreams.quota.status,
+      usageToday: ownerUsage.service.today,
+    },
     log: shared.log,
   });
   const applications = createApplicationsModule({
     db,
     tokens: tokens.service,
     settings: config.applications,
+  });
+  const portal = createPortalModule({
+    db,
+    tokens: tokens.service,
+    settings: config.portal,
+    log: shared.log,
   });
   const interactions = createInteractionsModule({
     db,
@@ -78,8 +99,21 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
   });
   const ping = createPingModule({ db, players: players.service, settings: config.ping, log: shared.log });
   return {
-    list: [health, ownerBudgets, tokens, applications, interactions, players, profiles, messengerUsers, ping],
+    list: [
+      health,
+      ownerBudgets,
+      ownerUsage,
+      tokens,
+      applications,
+      portal,
+      interactions,
+      players,
+      profiles,
+      messengerUsers,
+      ping,
+    ],
     authenticator: tokens.service,
+    sessions: portal.sessions,
     workBudget,
   };
 }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { applicationWire, transitionWire } from '../modules/applications/applications.reply.js';
+import { applicationDetailWire, applicationWire } from '../modules/applications/applications.reply.js';
 import { REASON_TEXT } from '../modules/applications/applications.schemas.js';
 import {
   APPLICATION_STATES,
@@ -93,14 +93,14 @@ async function decide(
   reason: string | undefined,
   context: CliContext,
 ): Promise<number> {
-  const result = await withApplications(context, (applications) =>
+  const application = await withApplications(context, (applications) =>
     applications.transition(OPERATOR, id, action, reason),
   );
-  context.io.stdout(`${serializeJson(transitionWire(result))}\n`);
+  context.io.stdout(`${serializeJson(applicationDetailWire(application))}\n`);
   context.io.stderr(
-    `application ${id} is ${result.application.state}` +
-      (result.credential
-        ? "; its credential (above) is shown this once: hand it to the application's owner\n"
+    `application ${id} is ${application.state}` +
+      (action === 'approve'
+        ? `; its owner (${application.owner}) collects its key in the developer portal, or at POST /admin/developer/applications/${id}/key\n`
         : '\n'),
   );
   return 0;

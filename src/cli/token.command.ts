@@ -36,8 +36,8 @@ async function issue(
 ): Promise<number> {
   const owner = parseSnowflake(values.owner);
   if (owner === undefined) throw new UsageError('--owner must be a Discord ID: an integer from 1 to 2^64-1');
+  // No grant: an identity token, which may only make and follow its owner's developer applications.
   const grants = [...new Set(values.grant ?? [])];
-  if (grants.length === 0) throw new UsageError('give at least one --grant');
   const unknown = grants.filter((grant) => !isGrant(grant));
   if (unknown.length > 0) throw new UsageError(`unknown grant(s): ${unknown.join(', ')}`);
   const ttlSeconds = values.ttl === undefined ? context.config().auth.tokenTtlSeconds : Number(values.ttl);
@@ -47,7 +47,11 @@ async function issue(
     tokens.issue(owner, grants as Grant[], { ttlSeconds }),
   );
   const { io } = context;
-  io.stderr(`issued token ${issued.jti} for owner ${owner} with ${grants.join(' ')}\n`);
+  io.stderr(
+    grants.length === 0
+      ? `issued identity token ${issued.jti} for owner ${owner}: no grants; it may apply for access (POST /admin/developer/applications) and follow its owner's applications\n`
+      : `issued token ${issued.jti} for owner ${owner} with ${grants.join(' ')}\n`,
+  );
   io.stdout(`${JSON.stringify({ token: issued.token, expires_at: issued.expiresAt.toISOString() })}\n`);
   return 0;
 }

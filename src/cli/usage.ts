@@ -5,8 +5,10 @@ export const USAGE = `Usage: node dist/cli.js <command> [options]
 Commands:
   migrate
       Apply every pending database migration (DATABASE_URL) and exit.
-  token issue --owner <id> --grant <grant> [--grant <grant> ...] [--ttl <seconds>]
+  token issue --owner <id> [--grant <grant> ...] [--ttl <seconds>]
       Issue a token for an owner (a Discord ID) with the given grants; prints {"token", "expires_at"}.
+      With no --grant, an identity token: it may only apply for access and follow its owner's
+      applications (for a developer without a Discord sign-in to the portal).
       Grants a developer may also apply for: ${DEVELOPER_GRANTS.join(', ')}
       Grants only an operator gives: ${OPERATOR_GRANTS.join(', ')}
   token revoke --jti <jti>
@@ -16,7 +18,8 @@ Commands:
       States: pending, approved, rejected, withdrawn, revoked
   applications approve|reject|revoke <id> [--reason <text>]
       Decide on an application as an operator (recorded as "operator" in its history); prints it.
-      Approving prints the application's credential, a token for its owner with its grants, once.
+      Approving prints no secret: the application's owner collects its key (the portal, or
+      POST /admin/developer/applications/<id>/key) and exchanges it for tokens at POST /auth/token.
   budget set --owner <id> --units <n> [--reason <text>]
       Give an owner a budget of the service's work of <n> cost units per WORK_BUDGET_WINDOW_SECONDS, in
       place of WORK_BUDGET_UNITS; every instance applies it within WORK_BUDGET_REFRESH_SECONDS (10).

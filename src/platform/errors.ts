@@ -35,10 +35,20 @@ const catalogue = {
     status: 429,
     reason: 'You have as many requests in progress as allowed; wait for one to finish.',
   },
-  TOKEN_MISSING: { code: 11001, status: 401, reason: 'This endpoint needs an access token.' },
+  TOKEN_MISSING: {
+    code: 11001,
+    status: 401,
+    reason:
+      'This endpoint needs an access token: developers get one through the developer portal (/portal/).',
+  },
   TOKEN_INVALID: { code: 11002, status: 401, reason: 'The access token is not valid.' },
   TOKEN_EXPIRED: { code: 11003, status: 401, reason: 'The access token has expired.' },
-  TOKEN_REVOKED: { code: 11004, status: 401, reason: 'The access token has been revoked.' },
+  TOKEN_REVOKED: {
+    code: 11004,
+    status: 401,
+    reason:
+      'The access token has been revoked: get a new one with your application key, or through the developer portal (/portal/).',
+  },
   TOKEN_REUSED: {
     code: 11005,
     status: 401,
@@ -55,6 +65,36 @@ const catalogue = {
     code: 11009,
     status: 401,
     reason: 'The access token does not say who its owner is.',
+  },
+  KEY_INVALID: {
+    code: 11010,
+    status: 401,
+    reason: 'The application key is not valid: it was never issued, or it has ended.',
+  },
+  CSRF_TOKEN_INVALID: {
+    code: 11011,
+    status: 403,
+    reason: 'This request needs the sign-in session’s CSRF token; reload the page and try again.',
+  },
+  SIGN_IN_STATE_INVALID: {
+    code: 11012,
+    status: 400,
+    reason: 'This sign-in link is not valid any more; start the sign-in again.',
+  },
+  SIGN_IN_REJECTED: {
+    code: 11013,
+    status: 400,
+    reason: 'Discord did not accept the sign-in; start it again.',
+  },
+  RETURN_PATH_INVALID: {
+    code: 11014,
+    status: 400,
+    reason: 'After signing in you can only be sent back to a page of the developer portal.',
+  },
+  SESSION_INVALID: {
+    code: 11015,
+    status: 401,
+    reason: 'Your sign-in session has ended; sign in again.',
   },
   APPLICATION_NOT_FOUND: { code: 12001, status: 404, reason: 'There is no such application.' },
   APPLICATION_STATE_CONFLICT: {
@@ -86,6 +126,16 @@ const catalogue = {
     code: 12007,
     status: 400,
     reason: 'An application may not ask for a grant that only an operator gives.',
+  },
+  KEY_ALREADY_COLLECTED: {
+    code: 12008,
+    status: 409,
+    reason: "The application's key was already collected; rotate it to get a new one.",
+  },
+  KEY_NOT_AVAILABLE: {
+    code: 12009,
+    status: 409,
+    reason: 'The application has no key: a key comes with approval and ends with the application.',
   },
   MESSENGER_USER_NOT_FOUND: { code: 14001, status: 404, reason: 'There is no such user.' },
   ACCOUNT_LINKED_ELSEWHERE: {
@@ -137,6 +187,11 @@ const catalogue = {
     code: 19008,
     status: 502,
     reason: 'Hypixel or Mojang gave an answer that cannot be used.',
+  },
+  DISCORD_UNAVAILABLE: {
+    code: 19009,
+    status: 502,
+    reason: 'Discord did not answer the sign-in as expected; try again in a moment.',
   },
 } as const satisfies Record<string, { code: number; status: number; reason: string }>;
 

@@ -56,7 +56,15 @@ export function createUpstreams(
     keyPrefix,
     metrics,
     log,
-  }: { redis: Redis | undefined; keyPrefix: string; metrics: UpstreamMetrics; log: Logger },
+    onOwnerCall = () => undefined,
+  }: {
+    redis: Redis | undefined;
+    keyPrefix: string;
+    metrics: UpstreamMetrics;
+    log: Logger;
+    /** Told of each lookup that reached the upstream on an owner's behalf (their usage of the day). */
+    onOwnerCall?: (owner: string) => void;
+  },
 ): Upstreams {
   const holdMs = config.timeoutMs + TICKET_SLACK_MS;
   const budgetKey = (name: string) => `${keyPrefix}budget:${name}`;
@@ -70,7 +78,7 @@ export function createUpstreams(
     holdMs,
   };
   const keyLimit = () => hypixelBudget.limit();
-  const quota = guarded(
+  const shares = guarded(
     redis
       ? createRedisQuota(
           redis,
@@ -82,6 +90,13 @@ export function createUpstreams(
       : createMemoryQuota(quotaOptions, keyLimit),
     { keyLimit, holdMs, log },
   );
+  const quota: OwnerQuota = {
+    ...shares,
+    settle: async (owner, sent) => {
+      if (sent) onOwnerCall(owner);
+      return shares.settle(owner, sent);
+    },
+  };
   const breaker = (name: string) =>
     createCircuitBreaker(config.breakerFailures, config.breakerCooldownMs, {
       onChange: (change, failures) =>

@@ -60,7 +60,39 @@ describe('command line', () => {
     assert.deepEqual([again.code, JSON.parse(again.stdout)], [1, { revoked: 0 }], 'nothing left to revoke');
   });
 
-  it('lists applications and decides on them as an operator; approval prints a working credential', async (t) => {
+  it('issues an identity token with no --grant: it applies for access and follows its applications, nothing more', async (t) => {
+    const env = await freshDatabase(t);
+    assert.equal((await cli(env, 'migrate')).code, 0);
+    const issued = await cli(env, 'token', 'issue', '--owner', '987654321987654321');
+    assert.equal(issued.code, 0, issued.stderr);
+    assert.match(
+      issued.stderr,
+      /^issued identity token [0-9a-f-]{36} for owner 987654321987654321: no grants/,
+    );
+    const { token } = JSON.parse(issued.stdout);
+    assert.equal(decodeJwt(token).scope, '');
+    const service = await buildApp({ config: loadConfig({ ...env, LOG_LEVEL: 'silent' }) });
+    t.after(() => service.close());
+    const applied = await service.inject({
+      method: 'POST',
+      url: '/admin/developer/applications',
+      headers: bearer(token),
+      payload: { name: 'my bot', grants: ['player:read'] },
+    });
+    assert.equal(applied.statusCode, 200, applied.body);
+    assert.match(applied.body, /"owner":987654321987654321,/);
+    const id = JSON.parse(applied.body).id as string;
+    const followed = await service.inject({
+      method: 'GET',
+      url: `/admin/developer/applications/${id}`,
+      headers: bearer(token),
+    });
+    assert.equal(followed.statusCode, 200);
+    const data = await service.inject({ method: 'GET', url: '/ping/Notch', headers: bearer(token) });
+    assert.equal(data.statusCode, 403, 'no data route');
+  });
+
+  it('lists applications and decides on them as an operator; approval prints no secret, and the key works', async (t) => {
     const env = await freshDatabase(t, dialects.at(-1));
     assert.equal((await cli(env, 'migrate')).code, 0);
     const service = await buildApp({ config: loadConfig({ ...env, LOG_LEVEL: 'silent' }) });
@@ -107,13 +139,31 @@ describe('command line', () => {
       actor: 'operator',
       reason: 'known developer',
     });
-    assert.match(approved.stderr, /shown this once/);
-    const whoami = (token: string) =>
-      service.inject({ method: 'GET', url: '/test/whoami', headers: bearer(token) });
-    assert.equal((await whoami(answer.credential.token)).statusCode, 200);
+    assert.doesNotMatch(
+      `${approved.stdout}${approved.stderr}`,
+      /pds_|eyJ|"token"/,
+      'no key and no token printed',
+    );
+    assert.match(approved.stderr, /collects its key/);
+    assert.equal(answer.key.state, 'uncollected');
+    const collected = await service.inject({
+      method: 'POST',
+      url: `/admin/developer/applications/${first}/key`,
+      headers: bearer(developer),
+    });
+    assert.equal(collected.statusCode, 200, collected.body);
+    const exchanged = await service.inject({
+      method: 'POST',
+      url: '/auth/token',
+      payload: { key: JSON.parse(collected.body).key },
+    });
+    const token = JSON.parse(exchanged.body).token as string;
+    const whoami = (auth: string) =>
+      service.inject({ method: 'GET', url: '/test/whoami', headers: bearer(auth) });
+    assert.equal((await whoami(token)).statusCode, 200);
 
     assert.equal((await cli(env, 'applications', 'revoke', first)).code, 0);
-    assert.equal((await whoami(answer.credential.token)).statusCode, 401, 'revoking kills the credential');
+    assert.equal((await whoami(token)).statusCode, 401, 'revoking ends the key and its tokens');
     const refused = await cli(env, 'applications', 'approve', first);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /the application is revoked, a final state/);
@@ -138,7 +188,7 @@ describe('command line', () => {
       const { code, stdout, stderr } = await cli({}, ...args);
       assert.equal(code, 0, args.join(' '));
       assert.match(stdout, /^Usage: node dist\/cli.js <command>/);
-      assert.match(stdout, /token issue --owner <id> --grant <grant>/);
+      assert.match(stdout, /token issue --owner <id> \[--grant <grant> \.\.\.\]/);
       assert.equal(stderr, '');
     }
     assert.deepEqual(await cli({}, '--version'), { code: 0, stdout: `${version}\n`, stderr: '' });
@@ -153,7 +203,7 @@ describe('command line', () => {
       ['token'],
       ['token', 'issue', '--owner', 'abc', '--grant', 'player:read'],
       ['token', 'issue', '--owner', '1', '--grant', 'root'],
-      ['token', 'issue', '--owner', '1'],
+      ['token', 'issue'],
       ['token', 'issue', '--owner', '1', '--grant', 'player:read', '--ttl', '59'],
       ['token', 'issue', '--owner', '18446744073709551616', '--grant', 'player:read'],
       ['token', 'issue', '--owner', '1', '--grant', 'player:read', '--colour'],

@@ -140,6 +140,10 @@ describe('OpenAPI and docs', () => {
       'post /admin/developer/applications/{id}/reject': [{ bearerAuth: [] }],
       'post /admin/developer/applications/{id}/revoke': [{ bearerAuth: [] }],
       'post /admin/developer/applications/{id}/withdraw': [{ bearerAuth: [] }],
+      'post /admin/developer/applications/{id}/key': [{ bearerAuth: [] }],
+      'post /admin/developer/applications/{id}/key/rotate': [{ bearerAuth: [] }],
+      'post /admin/developer/applications/{id}/key/revoke': [{ bearerAuth: [] }],
+      'post /auth/token': [],
       'post /messenger/logging/interaction': [{ bearerAuth: [] }],
       'get /messenger/logging/interaction': [{ bearerAuth: [] }],
       'get /messenger/user/{snowflake}/profile': [{ bearerAuth: [] }],
@@ -153,6 +157,34 @@ describe('OpenAPI and docs', () => {
       'get /ping/{player}': [{ bearerAuth: [] }],
     });
     assert.deepEqual(Object.keys(document.components.securitySchemes ?? {}), ['bearerAuth']);
+  });
+
+  it('with Discord sign-in on, documents the portal session beside the bearer token on the portal’s routes', async (t) => {
+    const { app: portal } = await buildTestApp(t, {
+      env: {
+        DISCORD_CLIENT_ID: '1',
+        DISCORD_CLIENT_SECRET: 'a-secret-of-discord',
+        DISCORD_REDIRECT_URI: 'https://api.players.test/auth/discord/callback',
+      },
+    });
+    const document = await documentOf(portal);
+    const both = [{ bearerAuth: [] }, { sessionCookie: [] }];
+    for (const [path, method] of [
+      ['/admin/developer/applications', 'post'],
+      ['/admin/developer/applications/{id}/key', 'post'],
+      ['/auth/me', 'get'],
+    ] as const) {
+      assert.deepEqual(document.paths[path]?.[method]?.security, both, `${method} ${path}`);
+    }
+    assert.deepEqual(
+      document.paths['/player/{player}']?.get?.security,
+      [{ bearerAuth: [] }],
+      'data routes: a token only',
+    );
+    assert.deepEqual(document.paths['/auth/logout']?.post?.security, [{ sessionCookie: [] }]);
+    assert.deepEqual(document.paths['/auth/discord/login']?.get?.security, []);
+    assert.ok(document.components.securitySchemes?.sessionCookie);
+    assert.match(JSON.stringify(document.components.securitySchemes?.bearerAuth), /portal/, 'the way in');
   });
 
   it('documents /metrics behind METRICS_TOKEN when one is set', async (t) => {

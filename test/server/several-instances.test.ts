@@ -162,7 +162,8 @@ describeOrSkip('several instances on one PostgreSQL and one Redis', { skip }, ()
     // reading of the database's change mark, once a second: 300 ms is well inside that, and the rounds
     // follow one another at once, so the change mark alone could not pass them all.
     for (const [round, through] of deployment.instances.entries()) {
-      const { id, credential } = await approvedApplication(through, applicant, reviewer, round);
+      const elsewhere = deployment.instances[(round + 1) % deployment.instances.length] as ServiceProcess;
+      const { id, credential } = await approvedApplication(through, elsewhere, applicant, reviewer, round);
       // Every instance accepts the credential, and so keeps its record in process.
       for (const instance of deployment.instances) {
         const accepted = await request(instance, '/admin/developer/applications', { token: credential });
@@ -190,9 +191,13 @@ describeOrSkip('several instances on one PostgreSQL and one Redis', { skip }, ()
   });
 });
 
-/** An application approved through `through`: its id and its credential (a `player:read` token). */
+/**
+ * An application approved through `through`: its id and a token made from its key (a `player:read` token),
+ * the key collected through `through` and exchanged on another instance.
+ */
 async function approvedApplication(
   through: ServiceProcess,
+  elsewhere: ServiceProcess,
   applicant: string,
   reviewer: string,
   round: number,
@@ -210,8 +215,16 @@ async function approvedApplication(
     body: {},
   });
   assert.equal(approved.status, 200, approved.body);
-  const { credential } = JSON.parse(approved.body) as { credential: { token: string } };
-  return { id, credential: credential.token };
+  const collected = await request(through, `/admin/developer/applications/${id}/key`, {
+    method: 'POST',
+    token: applicant,
+  });
+  assert.equal(collected.status, 200, collected.body);
+  const { key } = JSON.parse(collected.body) as { key: string };
+  const exchanged = await request(elsewhere, '/auth/token', { method: 'POST', body: { key } });
+  assert.equal(exchanged.status, 200, exchanged.body);
+  const { token } = JSON.parse(exchanged.body) as { token: string };
+  return { id, credential: token };
 }
 
 /**

@@ -1,6 +1,8 @@
 import type { AppModule } from '../../platform/app-module.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { TokensService } from '../tokens/tokens.service.js';
+import { applicationKeysRoutes } from './application-keys.routes.js';
+import { type ApplicationKeysService, createApplicationKeysService } from './application-keys.service.js';
 import { applicationsRoutes } from './applications.routes.js';
 import {
   type ApplicationsService,
@@ -10,24 +12,32 @@ import {
 
 export interface ApplicationsModuleDeps {
   readonly db: Executor;
-  /** Issues an approved application's credential and revokes it with the application. */
-  readonly tokens: Pick<TokensService, 'issue' | 'revoke'>;
+  /** Issues tokens for application keys, and revokes them with their key or application. */
+  readonly tokens: Pick<TokensService, 'issue' | 'revoke' | 'revokeKey'>;
   readonly settings: ApplicationsSettings & {
-    /** Approvals (which issue tokens) per minute and client address, as for /auth/refresh. */
+    /** Requests per minute and client address to the routes that hand out a key or a token. */
     readonly rateLimitPerMinute: number;
   };
 }
 
-/** Developer applications: endpoint 1, and the review lifecycle behind it. */
+export interface ApplicationsModuleService extends ApplicationsService {
+  readonly keys: ApplicationKeysService;
+}
+
+/** Developer applications: endpoint 1, the review lifecycle behind it, and approved applications' keys. */
 export function createApplicationsModule({
   db,
   tokens,
   settings,
-}: ApplicationsModuleDeps): AppModule<ApplicationsService> {
-  const service = createApplicationsService({ db, tokens, settings });
+}: ApplicationsModuleDeps): AppModule<ApplicationsModuleService> {
+  const applications = createApplicationsService({ db, tokens, settings });
+  const keys = createApplicationKeysService({ db, tokens });
   return {
     name: 'applications',
-    service,
-    routes: applicationsRoutes(service, settings.rateLimitPerMinute),
+    service: { ...applications, keys },
+    routes: async (app) => {
+      await app.register(applicationsRoutes(applications));
+      await app.register(applicationKeysRoutes(keys, settings.rateLimitPerMinute));
+    },
   };
 }

@@ -1,7 +1,9 @@
-import type { ApplicationDetailWire, ApplicationWire } from './applications.schemas.js';
-import type { ApplicationDetail, ApplicationRecord, TransitionResult } from './applications.service.js';
+import type { KeyStatus } from './application-keys.service.js';
+import type { ApplicationDetailWire, ApplicationWire, KeyStatusWire } from './applications.schemas.js';
+import type { ApplicationDetail, ApplicationRecord } from './applications.service.js';
 
 const time = (ms: number): string => new Date(ms).toISOString();
+const timeOrNull = (ms: number | null | undefined): string | null => (ms == null ? null : time(ms));
 
 /** An application as SPEC.md's DeveloperApplication. */
 export function applicationWire(application: ApplicationRecord): ApplicationWire {
@@ -16,7 +18,19 @@ export function applicationWire(application: ApplicationRecord): ApplicationWire
   };
 }
 
-/** An application with its history. */
+/** Where a key stands (never the key). */
+export function keyStatusWire(key: KeyStatus): KeyStatusWire {
+  return {
+    state: key.state,
+    made_at: time(key.madeAt),
+    collected_at: timeOrNull(key.state === 'active' ? key.collectedAt : null),
+    last_used_at: timeOrNull(key.state === 'active' ? key.lastUsedAt : null),
+    ended_at: timeOrNull(key.state === 'ended' ? key.endedAt : null),
+    ended_reason: key.state === 'ended' ? key.reason : null,
+  };
+}
+
+/** An application with its history and its key's state. */
 export function applicationDetailWire(application: ApplicationDetail): ApplicationDetailWire {
   return {
     ...applicationWire(application),
@@ -27,13 +41,6 @@ export function applicationDetailWire(application: ApplicationDetail): Applicati
       actor: entry.actor,
       reason: entry.reason,
     })),
+    key: application.key && keyStatusWire(application.key),
   };
-}
-
-/** A change's answer: the application, and on approval its credential. */
-export function transitionWire({ application, credential }: TransitionResult): ApplicationDetailWire {
-  const wire = applicationDetailWire(application);
-  return credential
-    ? { ...wire, credential: { token: credential.token, expires_at: credential.expiresAt.toISOString() } }
-    : wire;
 }

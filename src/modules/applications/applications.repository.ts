@@ -77,6 +77,14 @@ export function createApplicationsRepository(executor: Executor) {
         .execute();
     },
 
+    /**
+     * Writes the application's row without changing it: until the transaction ends, every other change of
+     * the application or its key waits here (a row lock on PostgreSQL, the one writer on SQLite).
+     */
+    async lock(id: string): Promise<void> {
+      await db.updateTable('applications').set({ id }).where('id', '=', id).execute();
+    },
+
     async find(id: string): Promise<ApplicationRecord | undefined> {
       const row = await db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst();
       return row && toRecord(row);
@@ -86,15 +94,10 @@ export function createApplicationsRepository(executor: Executor) {
      * Moves the application from `from` to `to` if it is still in `from`; true when this call did. Of any
      * number of concurrent callers, at most one gets true (one conditional update).
      */
-    async changeState(
-      id: string,
-      from: ApplicationState,
-      to: ApplicationState,
-      credentialJti?: string,
-    ): Promise<boolean> {
+    async changeState(id: string, from: ApplicationState, to: ApplicationState): Promise<boolean> {
       const updated = await db
         .updateTable('applications')
-        .set({ state: to, ...(credentialJti ? { credential_jti: credentialJti } : {}) })
+        .set({ state: to })
         .where('id', '=', id)
         .where('state', '=', from)
         .executeTakeFirst();

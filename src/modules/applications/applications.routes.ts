@@ -2,10 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponses } from '../../platform/error-response.js';
-import { RATE_LIMIT_HEADERS } from '../../platform/http/rate-limit-headers.js';
-import { NO_STORE_HEADERS, responseDoc, withHeaders } from '../../platform/http/response-docs.js';
+import { responseDoc } from '../../platform/http/response-docs.js';
 import { WorkCost } from '../../platform/limits/work-budget.js';
-import { applicationDetailWire, applicationWire, transitionWire } from './applications.reply.js';
+import { applicationDetailWire, applicationWire } from './applications.reply.js';
 import {
   ApplicationDetailSchema,
   ApplicationListQuery,
@@ -19,7 +18,6 @@ import type { Actor, ApplicationAction, ApplicationsService } from './applicatio
 
 const BASE = '/admin/developer/applications';
 const TAGS = ['Admin', 'Developer'];
-const SECURITY = [{ bearerAuth: [] }];
 
 /** The caller as the service sees them: a token's owner, a reviewer when it carries the review grant. */
 const actorOf = (request: FastifyRequest): Actor => {
@@ -39,10 +37,9 @@ const TRANSITIONS: Readonly<
     operationId: 'approveApplication',
     summary: 'Approve a pending application',
     description:
-      "pending -> approved. Issues the application's credential, a token for its owner with its grants, returned " +
-      'once in this answer; the change and the credential commit together. A reviewer may not approve their own ' +
-      'application, nor one asking for a grant only an operator gives. Limited per client address (RateLimit ' +
-      'policy "address"). Grant: applications:review.',
+      "pending -> approved. Makes the application's key, which its owner collects (POST .../{id}/key): the " +
+      'answer carries no secret. A reviewer may not approve their own application, nor one asking for a grant ' +
+      'only an operator gives. Grant: applications:review.',
   },
   reject: {
     operationId: 'rejectApplication',
@@ -53,8 +50,8 @@ const TRANSITIONS: Readonly<
     operationId: 'revokeApplication',
     summary: 'Revoke an approved application',
     description:
-      'approved -> revoked (final). Revokes its credential and every token refreshed from it: they answer 401 ' +
-      'from then on. Grant: applications:review.',
+      'approved -> revoked (final). Ends its key and every token made from it: they answer 401 from then on. ' +
+      'Grant: applications:review.',
   },
   withdraw: {
     operationId: 'withdrawApplication',
@@ -65,16 +62,18 @@ const TRANSITIONS: Readonly<
 
 /**
  * Endpoint 1 (`POST /admin/developer/applications`) and the review side: list, read one, and the changes
- * of state. Issuing a credential (approval) is rate limited like /auth/refresh.
+ * of state.
  */
 export const applicationsRoutes =
-  (service: ApplicationsService, rateLimitPerMinute: number): FastifyPluginAsyncTypebox =>
+  (service: ApplicationsService): FastifyPluginAsyncTypebox =>
   async (app) => {
+    // A bearer token, or the developer portal's session (with its CSRF token when it changes anything).
+    const security = app.portalSecurity;
     app.post(
       BASE,
       {
         // SPEC.md: a token whose owner ID cannot be read makes this a 400.
-        onRequest: app.requireGrant(undefined, { noOwnerStatus: 400 }),
+        onRequest: app.requireGrant(undefined, { noOwnerStatus: 400, session: true }),
         config: { workCost: WorkCost.write },
         schema: {
           tags: TAGS,
@@ -85,11 +84,11 @@ export const applicationsRoutes =
             '`id`, `applied_at` and `currentState` are assigned by the service and ignored when sent. The new ' +
             'application is pending. An owner may have a limited number of pending applications (5 by default): ' +
             'beyond it, 409. Any valid token.',
-          security: SECURITY,
+          security,
           body: ApplicationRequestSchema,
           response: {
             200: responseDoc(ApplicationSchema, { description: 'The application as stored, pending.' }),
-            ...errorResponses(400, 401, 409, 413, 415),
+            ...errorResponses(400, 401, 403, 409, 413, 415),
           },
         },
       },
@@ -105,7 +104,7 @@ export const applicationsRoutes =
     app.get(
       BASE,
       {
-        onRequest: app.requireGrant(),
+        onRequest: app.requireGrant(undefined, { session: true }),
         schema: {
           tags: TAGS,
           operationId: 'listApplications',
@@ -114,7 +113,7 @@ export const applicationsRoutes =
             'Newest first, a page at a time (`cursor` is the `next_cursor` of the page before). With the ' +
             "applications:review grant, everyone's, filtered by `state` and `owner`; otherwise your own only " +
             '(`owner`, if given, must be you).',
-          security: SECURITY,
+          security,
           querystring: ApplicationListQuery,
           response: {
             200: responseDoc(ApplicationListSchema),
@@ -131,7 +130,7 @@ export const applicationsRoutes =
     app.get(
       `${BASE}/:id`,
       {
-        onRequest: app.requireGrant(),
+        onRequest: app.requireGrant(undefined, { session: true }),
         schema: {
           tags: TAGS,
           operationId: 'getApplication',
@@ -139,7 +138,7 @@ export const applicationsRoutes =
           description:
             'The application with its history (every change: from, to, when, who, why). Its owner, or a token ' +
             'with the applications:review grant.',
-          security: SECURITY,
+          security,
           params: ApplicationParams,
           response: {
             200: responseDoc(ApplicationDetailSchema),
@@ -154,48 +153,30 @@ export const applicationsRoutes =
       ApplicationAction,
       (typeof TRANSITIONS)[ApplicationAction],
     ][]) {
-      const issuesCredential = action === 'approve';
-      const errors = errorResponses(400, 401, 403, 404, 409, 413, 415);
       app.post(
         `${BASE}/:id/${action}`,
         {
-          onRequest: app.requireGrant(action === 'withdraw' ? undefined : 'applications:review'),
+          onRequest: app.requireGrant(action === 'withdraw' ? undefined : 'applications:review', {
+            session: true,
+          }),
           preValidation: bodyOptional,
-          ...(issuesCredential
-            ? { config: { workCost: WorkCost.write, addressLimitPerMinute: rateLimitPerMinute } }
-            : { config: { workCost: WorkCost.write } }),
+          config: { workCost: WorkCost.write },
           schema: {
             tags: TAGS,
             ...doc,
-            security: SECURITY,
+            security,
             params: ApplicationParams,
             body: TransitionRequestSchema,
-            response: issuesCredential
-              ? withHeaders(
-                  {
-                    200: responseDoc(ApplicationDetailSchema, {
-                      description: 'The approved application, with its credential (shown once).',
-                      headers: NO_STORE_HEADERS,
-                    }),
-                    ...errors,
-                    ...errorResponses(429),
-                  },
-                  RATE_LIMIT_HEADERS,
-                )
-              : { 200: responseDoc(ApplicationDetailSchema), ...errors },
+            response: {
+              200: responseDoc(ApplicationDetailSchema),
+              ...errorResponses(400, 401, 403, 404, 409, 413, 415),
+            },
           },
         },
-        async (request, reply) => {
-          const result = await service.transition(
-            actorOf(request),
-            request.params.id,
-            action,
-            request.body?.reason,
-          );
-          // A credential in a response is kept by no cache (RFC 6749, 5.1).
-          if (result.credential) reply.header('cache-control', 'no-store');
-          return transitionWire(result);
-        },
+        async (request) =>
+          applicationDetailWire(
+            await service.transition(actorOf(request), request.params.id, action, request.body?.reason),
+          ),
       );
     }
   };

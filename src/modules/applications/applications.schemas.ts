@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox';
 import { DEVELOPER_GRANTS, GRANTS, OPERATOR_GRANTS } from '../../platform/auth/grants.js';
 import { Snowflake, SnowflakeOut } from '../../platform/snowflake.js';
 import { Text } from '../../platform/text.js';
+import { KEY_PATTERN } from './application-keys.service.js';
 import { APPLICATION_STATES } from './applications.service.js';
 
 const ID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
@@ -98,29 +99,64 @@ const TransitionSchema = Type.Object(
   { additionalProperties: false, description: 'One change of state.' },
 );
 
+const OptionalTime = (description: string) => Type.Union([Time(description), Type.Null()], { description });
+
+export const KeyStatusSchema = Type.Object(
+  {
+    state: Type.Enum(['uncollected', 'active', 'ended'], {
+      description:
+        'uncollected: approved, waiting for its owner to collect it (POST .../key); active: collected, exchangeable ' +
+        'at POST /auth/token; ended: rotated, revoked, or its application revoked.',
+    }),
+    made_at: Time('When the key was made (on approval, or by a rotation).'),
+    collected_at: OptionalTime('When its owner collected it; null until then.'),
+    last_used_at: OptionalTime('When it was last exchanged for a token; null if never.'),
+    ended_at: OptionalTime('When it ended; null while it has not.'),
+    ended_reason: Type.Union([Type.Enum(['rotated', 'revoked', 'application_revoked']), Type.Null()], {
+      description:
+        'Why it ended: rotated, revoked (by its owner), application_revoked; null while it has not.',
+    }),
+  },
+  { additionalProperties: false, description: "Where an application's key stands (never the key itself)." },
+);
+
 export const ApplicationDetailSchema = Type.Object(
   {
     ...ApplicationSchema.properties,
     history: Type.Array(TransitionSchema, {
       description: 'Every state the application has been in, oldest first; the first entry is its making.',
     }),
-    credential: Type.Optional(
-      Type.Object(
-        {
-          token: Type.String({ description: 'A JWT access token carrying the approved grants.' }),
-          expires_at: Time('When it expires; refresh it at POST /auth/refresh.'),
-        },
-        {
-          additionalProperties: false,
-          description: "On approval only: the application's credential. It is shown this once; keep it.",
-        },
-      ),
-    ),
+    key: Type.Union([KeyStatusSchema, Type.Null()], {
+      description: "Where the application's key stands; null before approval.",
+    }),
   },
+  { additionalProperties: false, description: "An application with its history and its key's state." },
+);
+
+export const CollectedKeySchema = Type.Object(
   {
-    additionalProperties: false,
-    description: 'An application with its history (and, in the approval answer, its credential).',
+    key: Type.String({
+      pattern: KEY_PATTERN,
+      description:
+        'The application key: shown this once and stored by the service only as a hash. Keep it secret; exchange ' +
+        'it for tokens at POST /auth/token as often as needed.',
+      example: 'pds_q3Zk7yD0Yw9hW8b2vJ4mX1nR5tA6sC7eF8gH9iJ0kLm',
+    }),
+    status: KeyStatusSchema,
   },
+  { additionalProperties: false, description: 'A key, collected or made by a rotation.' },
+);
+
+export const TokenRequestSchema = Type.Object(
+  {
+    key: Type.String({
+      maxLength: 100,
+      pattern: KEY_PATTERN,
+      'x-reason': 'must be an application key (pds_ and 43 characters)',
+      description: "An approved application's key.",
+    }),
+  },
+  { additionalProperties: false, description: 'An application key to exchange for a token.' },
 );
 
 export const ApplicationListSchema = Type.Object(
@@ -170,3 +206,4 @@ export const TransitionRequestSchema = Type.Object(
 export type ApplicationRequest = Static<typeof ApplicationRequestSchema>;
 export type ApplicationWire = Static<typeof ApplicationSchema>;
 export type ApplicationDetailWire = Static<typeof ApplicationDetailSchema>;
+export type KeyStatusWire = Static<typeof KeyStatusSchema>;

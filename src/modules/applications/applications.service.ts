@@ -4,7 +4,9 @@ import { type Grant, isOperatorGrant, OPERATOR_GRANTS } from '../../platform/aut
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
 import { decodeCursor, pageOf } from '../../platform/pagination.js';
-import type { IssuedToken, TokensService } from '../tokens/tokens.service.js';
+import type { TokensService } from '../tokens/tokens.service.js';
+import { createApplicationKeysRepository } from './application-keys.repository.js';
+import { endKeys, type KeyStatus, makeKey, statusOfKey } from './application-keys.service.js';
 import {
   type ApplicationRecord,
   type ApplicationState,
@@ -54,12 +56,8 @@ export interface NewApplication {
 export interface ApplicationDetail extends ApplicationRecord {
   /** Every state it has been in, oldest first; the first entry is its creation. */
   readonly history: readonly TransitionRecord[];
-}
-
-export interface TransitionResult {
-  readonly application: ApplicationDetail;
-  /** On approval only: the application's credential, which is shown this once. */
-  readonly credential?: IssuedToken;
+  /** Where its key stands; null before approval (and for an application approved before keys existed). */
+  readonly key: KeyStatus | null;
 }
 
 export interface ListQuery extends ListFilter {
@@ -82,10 +80,16 @@ export interface ApplicationsService {
   /** One application with its history: for a reviewer, an operator or its owner. */
   get(actor: Actor, id: string): Promise<ApplicationDetail>;
   /**
-   * Moves the application through NEXT_STATES. Approval issues its credential and revocation revokes it,
-   * in the same transaction as the change. 404 unknown, 403 not the actor's to take, 409 not allowed now.
+   * Moves the application through NEXT_STATES. Approval makes its key (for its owner to collect: nothing
+   * secret is in the answer); revocation ends the key and every token made from it, in the same
+   * transaction as the change. 404 unknown, 403 not the actor's to take, 409 not allowed now.
    */
-  transition(actor: Actor, id: string, action: ApplicationAction, reason?: string): Promise<TransitionResult>;
+  transition(
+    actor: Actor,
+    id: string,
+    action: ApplicationAction,
+    reason?: string,
+  ): Promise<ApplicationDetail>;
 }
 
 export interface ApplicationsSettings {
@@ -95,7 +99,7 @@ export interface ApplicationsSettings {
 
 export interface ApplicationsServiceDeps {
   readonly db: Executor;
-  readonly tokens: Pick<TokensService, 'issue' | 'revoke'>;
+  readonly tokens: Pick<TokensService, 'revoke' | 'revokeKey'>;
   readonly settings: ApplicationsSettings;
   readonly now?: () => number;
 }
@@ -109,7 +113,11 @@ export function createApplicationsService({
   const repository = createApplicationsRepository(db);
 
   async function detail(executor: Executor, record: ApplicationRecord): Promise<ApplicationDetail> {
-    return { ...record, history: await createApplicationsRepository(executor).history(record.id) };
+    const [history, key] = await Promise.all([
+      createApplicationsRepository(executor).history(record.id),
+      createApplicationKeysRepository(executor).newest(record.id),
+    ]);
+    return { ...record, history, key: statusOfKey(key) };
   }
 
   async function found(executor: Executor, id: string): Promise<ApplicationRecord> {
@@ -200,20 +208,22 @@ export function createApplicationsService({
       const { to, by } = ACTIONS[action];
       return inTransaction(db, async (transaction) => {
         const applications = createApplicationsRepository(transaction);
+        // The application's changes and its key's take turns (application-keys.service.ts).
+        await applications.lock(id);
         const current = await found(transaction, id);
         ensureMayAct(actor, current, action, by);
         ensureAllowed(current.state, to);
         const at = now();
-        const credential =
-          action === 'approve'
-            ? await tokens.issue(current.owner, current.grants, { within: transaction })
-            : undefined;
-        if (!(await applications.changeState(id, current.state, to, credential?.jti))) {
+        if (!(await applications.changeState(id, current.state, to))) {
           // Another change won between our read and our update: say where the application is now.
           throw stateConflict((await found(transaction, id)).state, to);
         }
-        if (action === 'revoke' && current.credentialJti)
-          await tokens.revoke(current.credentialJti, { within: transaction });
+        if (action === 'approve') await makeKey(transaction, id, at);
+        if (action === 'revoke') {
+          await endKeys(transaction, tokens, id, 'application_revoked', at);
+          // An application approved before keys existed was given a token chain on approval.
+          if (current.credentialJti) await tokens.revoke(current.credentialJti, { within: transaction });
+        }
         await applications.addTransition(id, {
           from: current.state,
           to,
@@ -221,12 +231,7 @@ export function createApplicationsService({
           at,
           reason: reason ?? null,
         });
-        const changed: ApplicationRecord = {
-          ...current,
-          state: to,
-          credentialJti: credential?.jti ?? current.credentialJti,
-        };
-        return { application: await detail(transaction, changed), ...(credential ? { credential } : {}) };
+        return detail(transaction, { ...current, state: to });
       });
     },
   };

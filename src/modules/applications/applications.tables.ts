@@ -6,6 +6,24 @@ export type ApplicationsTables = {
   applications: ApplicationsTable;
   application_transitions: ApplicationTransitionsTable;
   application_owners: ApplicationOwnersTable;
+  application_keys: ApplicationKeysTable;
+};
+
+/**
+ * Each application's keys, newest last: at most one has not ended. `key_hash` is null until the owner
+ * collects the key (SHA-256 of the secret, hex; the secret is never stored).
+ */
+export type ApplicationKeysTable = {
+  id: string;
+  application_id: string;
+  key_hash: string | null;
+  made_at: number;
+  collected_at: number | null;
+  /** When it was last exchanged for a token. */
+  last_used_at: number | null;
+  ended_at: number | null;
+  /** `rotated`, `revoked` (by the owner) or `application_revoked`. */
+  ended_reason: string | null;
 };
 
 export type ApplicationsTable = {

@@ -1,7 +1,8 @@
+import type { Selectable } from 'kysely';
 import type { Grant } from '../../platform/auth/grants.js';
 import { tablesOf } from '../../platform/db/repository-view.js';
 import type { Executor } from '../../platform/db/transactions.js';
-import type { TokensTables } from './tokens.tables.js';
+import type { TokensTable, TokensTables } from './tokens.tables.js';
 
 export type RevokedReason = 'revoked' | 'reuse_detected';
 
@@ -11,6 +12,8 @@ export interface TokenRecord {
   readonly grants: readonly Grant[];
   readonly chainId: string;
   readonly rotatedFrom: string | null;
+  /** The application key the chain was made from (`POST /auth/token`); null when an operator issued it. */
+  readonly keyId: string | null;
   readonly issuedAt: number;
   readonly expiresAt: number;
   readonly rotatedAt: number | null;
@@ -35,6 +38,7 @@ export function createTokensRepository(executor: Executor) {
           grants: token.grants.join(' '),
           chain_id: token.chainId,
           rotated_from: token.rotatedFrom,
+          key_id: token.keyId,
           issued_at: token.issuedAt,
           expires_at: token.expiresAt,
         })
@@ -53,19 +57,17 @@ export function createTokensRepository(executor: Executor) {
 
     async find(jti: string): Promise<TokenRecord | undefined> {
       const row = await db.selectFrom('tokens').selectAll().where('jti', '=', jti).executeTakeFirst();
-      return (
-        row && {
-          jti: row.jti,
-          owner: BigInt(row.owner),
-          grants: row.grants.split(' ').filter(Boolean) as Grant[],
-          chainId: row.chain_id,
-          rotatedFrom: row.rotated_from,
-          issuedAt: Number(row.issued_at),
-          expiresAt: Number(row.expires_at),
-          rotatedAt: row.rotated_at === null ? null : Number(row.rotated_at),
-          revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
-        }
-      );
+      return row && toRecord(row);
+    },
+
+    /** The token refreshed from `jti`, if it was. */
+    async successorOf(jti: string): Promise<TokenRecord | undefined> {
+      const row = await db
+        .selectFrom('tokens')
+        .selectAll()
+        .where('rotated_from', '=', jti)
+        .executeTakeFirst();
+      return row && toRecord(row);
     },
 
     /**
@@ -102,5 +104,39 @@ export function createTokensRepository(executor: Executor) {
         revoked += pass;
       }
     },
+
+    /**
+     * Revokes every token made from an application key that is not revoked yet; the chains it touched.
+     * Passes as revokeChain's do, until one revokes nothing.
+     */
+    async revokeKey(keyId: string, now: number): Promise<string[]> {
+      const chains = new Set<string>();
+      for (;;) {
+        const rows = await db
+          .updateTable('tokens')
+          .set({ revoked_at: now, revoked_reason: 'revoked' })
+          .where('key_id', '=', keyId)
+          .where('revoked_at', 'is', null)
+          .returning('chain_id')
+          .execute();
+        if (rows.length === 0) return [...chains];
+        for (const row of rows) chains.add(row.chain_id);
+      }
+    },
+  };
+}
+
+function toRecord(row: Selectable<TokensTable>): TokenRecord {
+  return {
+    jti: row.jti,
+    owner: BigInt(row.owner),
+    grants: row.grants.split(' ').filter(Boolean) as Grant[],
+    chainId: row.chain_id,
+    rotatedFrom: row.rotated_from,
+    keyId: row.key_id,
+    issuedAt: Number(row.issued_at),
+    expiresAt: Number(row.expires_at),
+    rotatedAt: row.rotated_at === null ? null : Number(row.rotated_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
   };
 }

@@ -1,17 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../platform/auth/route-guard.js';
+import { TokenPairSchema, tokenPairOf } from '../../platform/auth/token-pair.js';
 import { errorResponses } from '../../platform/error-response.js';
 import { RATE_LIMIT_HEADERS } from '../../platform/http/rate-limit-headers.js';
 import { NO_STORE_HEADERS, responseDoc, withHeaders } from '../../platform/http/response-docs.js';
 import type { Standing } from '../../platform/limits/buckets.js';
 import type { QuotaStatus } from '../../upstream/owner-quota.js';
-import { CallerSchema, RefreshRequestSchema, TokenPairSchema } from './tokens.schemas.js';
+import { CallerSchema, RefreshRequestSchema } from './tokens.schemas.js';
 import type { TokensService } from './tokens.service.js';
 
 /** Where an owner stands in their limits, for `GET /auth/me`. */
 export interface Standings {
   work(owner: bigint): Promise<Standing>;
   upstream(owner: string): Promise<QuotaStatus | undefined>;
+  /** The owner's usage today (UTC). */
+  usageToday(owner: bigint): Promise<{ day: string; requests: number; upstream: number; refused: number }>;
 }
 
 /**
@@ -52,40 +55,47 @@ export const tokensRoutes =
         const issued = await service.refresh(request.body.token, request.body.expires_at);
         // A token in a response is kept by no cache (RFC 6749, 5.1).
         reply.header('cache-control', 'no-store');
-        return { token: issued.token, expires_at: issued.expiresAt.toISOString() };
+        return tokenPairOf(issued);
       },
     );
 
     app.get(
       '/auth/me',
       {
-        onRequest: app.requireGrant(),
+        onRequest: app.requireGrant(undefined, { session: true }),
         schema: {
           tags: ['Auth'],
           operationId: 'getCaller',
           summary: 'Who you are, and where you stand in your limits',
           description:
             "The token's owner, grants and expiry; the owner's budget of the service's work and their share of the " +
-            'upstream key, as the RateLimit headers of every answer say them. Any valid token.',
-          security: [{ bearerAuth: [] }],
+            "upstream key, as the RateLimit headers of every answer say them. Any valid token, or the portal's session.",
+          security: app.portalSecurity,
           response: { 200: responseDoc(CallerSchema), ...errorResponses(401) },
         },
       },
       async (request) => {
-        const { owner, grants, jti, expiresAt } = principalOf(request);
-        const [work, upstream] = await Promise.all([
+        const { owner, grants, jti, expiresAt, session } = principalOf(request);
+        const [work, upstream, usage] = await Promise.all([
           standings.work(owner),
           standings.upstream(owner.toString()),
+          standings.usageToday(owner),
         ]);
         return {
           owner,
           grants: [...grants],
-          token: { jti, expires_at: new Date(expiresAt).toISOString() },
+          token: session ? null : { jti, expires_at: new Date(expiresAt).toISOString() },
           budget: {
             limit: work.capacity,
             window_seconds: work.windowSeconds,
             remaining: work.remaining,
             reset_seconds: work.resetSeconds,
+          },
+          usage_today: {
+            day: usage.day,
+            requests: usage.requests,
+            upstream_lookups: usage.upstream,
+            refused: usage.refused,
           },
           upstream: upstream
             ? {

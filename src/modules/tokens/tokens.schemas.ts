@@ -20,14 +20,6 @@ export const RefreshRequestSchema = Type.Object(
   { additionalProperties: false, description: 'RefreshRequest: the token to exchange.' },
 );
 
-export const TokenPairSchema = Type.Object(
-  {
-    token: Type.String({ description: 'A JWT access token: send it as `Authorization: Bearer <token>`.' }),
-    expires_at: Type.String({ format: 'date-time', description: 'When the token expires (RFC 3339, UTC).' }),
-  },
-  { additionalProperties: false, description: 'TokenPair: a token and when it expires.' },
-);
-
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 
 const LimitStandingSchema = (description: string) =>
@@ -45,18 +37,42 @@ export const CallerSchema = Type.Object(
   {
     owner: SnowflakeOut({ description: "The token's owner (a Discord ID), exact." }),
     grants: Type.Array(Type.String(), { description: 'The grants the token carries.' }),
-    token: Type.Object(
-      {
-        jti: Type.String({ description: "The token's id (what an operator revokes it by)." }),
-        expires_at: Type.String({
-          format: 'date-time',
-          description: 'When the token expires (RFC 3339, UTC).',
-        }),
-      },
-      { additionalProperties: false, description: 'The token this request carried.' },
+    token: Type.Union(
+      [
+        Type.Object(
+          {
+            jti: Type.String({ description: "The token's id (what an operator revokes it by)." }),
+            expires_at: Type.String({
+              format: 'date-time',
+              description: 'When the token expires (RFC 3339, UTC).',
+            }),
+          },
+          { additionalProperties: false, description: 'The token this request carried.' },
+        ),
+        Type.Null(),
+      ],
+      { description: 'The token this request carried; null when it came with the portal’s session.' },
     ),
     budget: LimitStandingSchema(
       'The owner\'s budget of the service\'s work in cost units (RateLimit policy "work"), after this request.',
+    ),
+    usage_today: Type.Object(
+      {
+        day: Type.String({ format: 'date', description: 'The UTC day.' }),
+        requests: Count(
+          'Requests made with the owner’s tokens or portal session today, whatever their answer.',
+        ),
+        upstream_lookups: Count(
+          'Lookups that reached Hypixel or Mojang on the owner’s behalf today (their share).',
+        ),
+        refused: Count(
+          'Requests refused with 429 today (work budget, requests in progress, upstream share).',
+        ),
+      },
+      {
+        additionalProperties: false,
+        description: "The owner's usage today, as every instance counted it (stored every few seconds).",
+      },
     ),
     upstream: Type.Union(
       [
@@ -72,4 +88,3 @@ export const CallerSchema = Type.Object(
 );
 
 export type RefreshRequest = Static<typeof RefreshRequestSchema>;
-export type TokenPair = Static<typeof TokenPairSchema>;

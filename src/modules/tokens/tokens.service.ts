@@ -1,4 +1,4 @@
-import { bearerChallenge } from '../../platform/auth/auth-errors.js';
+import { bearerChallenge, WAY_IN } from '../../platform/auth/auth-errors.js';
 import type { Grant } from '../../platform/auth/grants.js';
 import type { Authenticator, Principal } from '../../platform/auth/principal.js';
 import type { TokenClaims, TokenCodec } from '../../platform/auth/token-codec.js';
@@ -22,6 +22,8 @@ export interface IssueOptions {
    * own writes commit (an application's approval and its credential, say).
    */
   readonly within?: Executor;
+  /** The application key the token is made from: ending the key ends the token (and its refreshes). */
+  readonly keyId?: string;
 }
 
 export interface TokensService extends Authenticator {
@@ -29,9 +31,15 @@ export interface TokensService extends Authenticator {
   issue(owner: bigint, grants: readonly Grant[], options?: IssueOptions): Promise<IssuedToken>;
   /**
    * Exchanges a token, valid or expired within the refresh window, for a new one of the same owner and
-   * grants. The old one can never be exchanged again: presenting it again revokes its whole chain.
+   * grants. The old one is exchanged once: presented again within the grace after its exchange, it answers
+   * the same successor (two shards of one bot refreshing at once); later, it revokes its whole chain.
    */
   refresh(token: string, expiresAt?: string): Promise<IssuedToken>;
+  /**
+   * Revokes every token made from an application key (`issue(..., { keyId })`) and refreshed from those;
+   * how many chains it ended. With `within`, in the caller's transaction.
+   */
+  revokeKey(keyId: string, options?: { readonly within?: Executor }): Promise<number>;
   /**
    * Revokes the token's whole chain (the credential, whichever of its tokens is current); how many it
    * revoked. With `within`, in the caller's transaction (an application's revocation and its credential's).
@@ -49,6 +57,11 @@ export interface TokensSettings {
   readonly tokenTtlSeconds: number;
   /** How long after its expiry a token may still be exchanged at /auth/refresh. */
   readonly refreshWindowSeconds: number;
+  /**
+   * How long after a token's exchange presenting it again answers the same successor instead of revoking
+   * its chain (0: reuse always revokes).
+   */
+  readonly refreshGraceSeconds: number;
   /** The most token records kept in process, and for how long at most (0: none kept). */
   readonly recordsKept: { readonly max: number; readonly forMs: number };
 }
@@ -120,7 +133,10 @@ export function createTokensService({
       throw unauthorized(ErrorKinds.TOKEN_INVALID, 'the token does not say what was issued under its id');
     }
     if (record.revokedAt !== null) {
-      throw unauthorized(ErrorKinds.TOKEN_REVOKED, 'the token has been revoked; ask for a new one');
+      throw unauthorized(
+        ErrorKinds.TOKEN_REVOKED,
+        `the token has been revoked (its key was rotated or revoked, its application revoked, or an operator revoked it); get a new one at POST /auth/token with a live key. ${WAY_IN}`,
+      );
     }
     return record;
   }
@@ -133,6 +149,39 @@ export function createTokensService({
     return revoked;
   }
 
+  /** Revokes what a key made, through `executor`; every instance drops its records once that commits. */
+  async function revokeKeyChains(executor: Executor, keyId: string) {
+    const chains = await createTokensRepository(executor).revokeKey(keyId, now());
+    for (const chain of chains) records.drop(chain);
+    await afterCommit(executor, async () => {
+      await Promise.all(chains.map((chain) => records.changed(chain)));
+    });
+    return chains.length;
+  }
+
+  /**
+   * The successor of a token exchanged within the grace, given again (the same token: it is signed again
+   * from its record, never kept); undefined when the grace is over or the successor is not usable.
+   */
+  async function successorWithinGrace(record: TokenRecord): Promise<IssuedToken | undefined> {
+    if (record.rotatedAt === null || now() - record.rotatedAt > settings.refreshGraceSeconds * 1000)
+      return undefined;
+    const successor = await repository.successorOf(record.jti);
+    if (!successor || successor.revokedAt !== null) return undefined;
+    const claims: TokenClaims = {
+      owner: successor.owner,
+      grants: successor.grants,
+      jti: successor.jti,
+      issuedAt: successor.issuedAt / 1000,
+      expiresAt: successor.expiresAt / 1000,
+    };
+    return {
+      jti: successor.jti,
+      token: await codec.signClaims(claims),
+      expiresAt: new Date(successor.expiresAt),
+    };
+  }
+
   async function reuseDetected(record: TokenRecord): Promise<never> {
     await revokeChain(db, record.chainId, 'reuse_detected');
     throw unauthorized(
@@ -142,7 +191,7 @@ export function createTokensService({
   }
 
   return {
-    async issue(owner, grants, { ttlSeconds = settings.tokenTtlSeconds, within } = {}) {
+    async issue(owner, grants, { ttlSeconds = settings.tokenTtlSeconds, within, keyId } = {}) {
       const { jti, claims, issued } = await sign({ owner, grants }, ttlSeconds);
       await createTokensRepository(within ?? db).insert({
         jti,
@@ -150,6 +199,7 @@ export function createTokensService({
         grants,
         chainId: jti,
         rotatedFrom: null,
+        keyId: keyId ?? null,
         issuedAt: claims.issuedAt * 1000,
         expiresAt: claims.expiresAt * 1000,
       });
@@ -167,7 +217,7 @@ export function createTokensService({
         });
       }
       const record = await usableRecord(claims);
-      if (record.rotatedAt !== null) return reuseDetected(record);
+      if (record.rotatedAt !== null) return (await successorWithinGrace(record)) ?? reuseDetected(record);
       const { jti, claims: next, issued } = await sign(record, settings.tokenTtlSeconds);
       const successor: NewToken = {
         jti,
@@ -175,6 +225,7 @@ export function createTokensService({
         grants: record.grants,
         chainId: record.chainId,
         rotatedFrom: record.jti,
+        keyId: record.keyId,
         issuedAt: next.issuedAt * 1000,
         expiresAt: next.expiresAt * 1000,
       };
@@ -186,9 +237,13 @@ export function createTokensService({
         return true;
       });
       if (rotated) return issued;
-      // A concurrent request exchanged (or revoked) the token between our read and our update.
-      return reuseDetected(await usableRecord(claims));
+      // A concurrent request exchanged (or revoked) the token between our read and our update: within the
+      // grace, its successor is this request's answer too.
+      const current = await usableRecord(claims);
+      return (await successorWithinGrace(current)) ?? reuseDetected(current);
     },
+
+    revokeKey: async (keyId, { within } = {}) => revokeKeyChains(within ?? db, keyId),
 
     async revoke(jti, { within } = {}) {
       const executor = within ?? db;

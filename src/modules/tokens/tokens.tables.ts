@@ -18,6 +18,8 @@ export type TokensTable = {
   /** The jti of the first token of the chain. */
   chain_id: string;
   rotated_from: string | null;
+  /** The application key the chain was made from; null when an operator issued it. */
+  key_id: Generated<string | null>;
   issued_at: number;
   expires_at: number;
   rotated_at: Generated<number | null>;

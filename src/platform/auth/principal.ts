@@ -7,8 +7,10 @@ export interface Principal {
   readonly owner: bigint;
   readonly grants: ReadonlySet<Grant>;
   readonly jti: string;
-  /** When the token expires (epoch ms). */
+  /** When the token (or the sign-in session) expires (epoch ms). */
   readonly expiresAt: number;
+  /** Set when the caller is a developer signed in to the portal (a session cookie), not a bearer token. */
+  readonly session?: true;
 }
 
 /** Answers "is this bearer token good right now?": signature and claims, and the token's record. */

@@ -6,9 +6,10 @@ import type {
 } from 'fastify';
 import { AppError, ErrorKinds } from '../errors.js';
 import { admitRequest, type WorkBudget } from '../limits/work-budget.js';
-import { bearerChallenge, invalidToken } from './auth-errors.js';
+import { bearerChallenge, invalidToken, WAY_IN } from './auth-errors.js';
 import type { Grant } from './grants.js';
 import { type Authenticator, ensureOwnerOrHolder, type Principal } from './principal.js';
+import { authenticateSession, type SessionAuthenticator, sessionIdOf } from './session.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -24,7 +25,7 @@ async function authenticate(authenticator: Authenticator, request: FastifyReques
   const header = request.headers.authorization;
   if (!header) {
     throw AppError.of(ErrorKinds.TOKEN_MISSING, {
-      developerReason: 'send the token in an Authorization: Bearer <token> header',
+      developerReason: `send the token in an Authorization: Bearer <token> header. ${WAY_IN}`,
       headers: bearerChallenge(),
     });
   }
@@ -33,9 +34,13 @@ async function authenticate(authenticator: Authenticator, request: FastifyReques
   return authenticator.authenticate(token);
 }
 
-/** What the guards check a request against: its token, and its owner's budget of work (when there is one). */
+/**
+ * What the guards check a request against: its token (or, on the routes that take one, a sign-in
+ * session's cookie, when sign-in is on), and its owner's budget of work (when there is one).
+ */
 export interface Gate {
   readonly authenticator: Authenticator;
+  readonly sessions?: SessionAuthenticator;
   readonly budget?: WorkBudget;
 }
 
@@ -44,8 +49,9 @@ export interface Gate {
  * whether or not the token may use the route: every request a token makes is its owner's to pay for.
  */
 async function admitted(gate: Gate, request: FastifyRequest, reply: FastifyReply, principal: Principal) {
-  if (gate.budget) await admitRequest(gate.budget, request, reply.raw, principal.owner);
+  // Known before admission: a refused request is its owner's too (their usage counts it).
   request.principal = principal;
+  if (gate.budget) await admitRequest(gate.budget, request, reply.raw, principal.owner);
 }
 
 export interface GuardOptions {
@@ -55,6 +61,12 @@ export interface GuardOptions {
    * be taken from the token).
    */
   readonly noOwnerStatus?: 400 | 401;
+  /**
+   * Whether the route also takes a developer's sign-in session (the portal's cookie) when the request has
+   * no Authorization header: its principal is the signed-in owner, with no grant but a reviewer's. Only
+   * routes a developer uses in the portal take one: a session never opens the data routes.
+   */
+  readonly session?: boolean;
 }
 
 /**
@@ -67,13 +79,22 @@ export interface GuardOptions {
 export function requireGrant(
   gate: Gate,
   grant?: Grant,
-  { noOwnerStatus = 401 }: GuardOptions = {},
+  { noOwnerStatus = 401, session = false }: GuardOptions = {},
 ): onRequestAsyncHookHandler {
-  const { authenticator } = gate;
-  const verify =
+  const { authenticator, sessions } = gate;
+  const bearer =
     noOwnerStatus === 400
       ? (request: FastifyRequest) => authenticate(authenticator, request).catch(noOwnerAsBadRequest)
       : (request: FastifyRequest) => authenticate(authenticator, request);
+  const verify =
+    session && sessions
+      ? (request: FastifyRequest) => {
+          const sessionId = request.headers.authorization === undefined ? sessionIdOf(request) : undefined;
+          return sessionId === undefined
+            ? bearer(request)
+            : authenticateSession(sessions, request, sessionId);
+        }
+      : bearer;
   return async function guard(request: FastifyRequest, reply: FastifyReply) {
     const principal = await verify(request);
     await admitted(gate, request, reply, principal);

@@ -40,6 +40,11 @@ export interface TokenCodec {
     now?: number,
   ): Promise<{ jti: string; token: string; claims: TokenClaims }>;
   /**
+   * The token of these claims: the same claims give the same token, byte for byte (HS256 is
+   * deterministic), so a token issued before can be given again from its record, which never holds it.
+   */
+  signClaims(claims: TokenClaims): Promise<string>;
+  /**
    * Verifies signature, algorithm, `typ`, `iss`, `aud` and times. With `acceptExpiredForSeconds`, a token
    * that expired at most that long ago still verifies (the refresh path).
    */
@@ -70,22 +75,26 @@ export function createTokenCodec(secret: string, settings: TokenCodecSettings): 
     requiredClaims: ['scope', 'jti', 'iat', 'exp'],
   };
 
+  const signClaims = async (claims: TokenClaims): Promise<string> =>
+    new SignJWT({ scope: claims.grants.join(' ') })
+      .setProtectedHeader({ alg: ALGORITHM, typ: TOKEN_TYPE })
+      .setIssuer(issuer)
+      .setAudience(audience)
+      .setSubject(claims.owner.toString())
+      .setJti(claims.jti)
+      .setIssuedAt(claims.issuedAt)
+      .setExpirationTime(claims.expiresAt)
+      .sign(await key);
+
   return {
     async sign(owner, grants, ttlSeconds, now = Date.now()) {
       const jti = randomUUID();
       const issuedAt = Math.floor(now / 1000);
       const claims: TokenClaims = { owner, grants, jti, issuedAt, expiresAt: issuedAt + ttlSeconds };
-      const token = await new SignJWT({ scope: grants.join(' ') })
-        .setProtectedHeader({ alg: ALGORITHM, typ: TOKEN_TYPE })
-        .setIssuer(issuer)
-        .setAudience(audience)
-        .setSubject(owner.toString())
-        .setJti(jti)
-        .setIssuedAt(claims.issuedAt)
-        .setExpirationTime(claims.expiresAt)
-        .sign(await key);
-      return { jti, token, claims };
+      return { jti, token: await signClaims(claims), claims };
     },
+
+    signClaims,
 
     async verify(token, { acceptExpiredForSeconds = 0, now = Date.now() } = {}) {
       const known = verified.get(token);

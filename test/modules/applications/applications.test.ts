@@ -354,7 +354,8 @@ describeEachBackend('developer applications', (backend) => {
       times,
       'oldest first',
     );
-    assert.equal(json(read).credential, undefined, 'the credential is shown once, on approval only');
+    assert.equal(json(read).credential, undefined, 'no credential in an application');
+    assert.equal(json(read).key.ended_reason, 'application_revoked');
   });
 
   it('says who may do what: 401, 403, 404 and 400 for a malformed id', async (t) => {
@@ -428,65 +429,84 @@ describeEachBackend('developer applications', (backend) => {
     assert.equal(json(noBody).history.at(-1).reason, null);
   });
 
-  it('approval issues a working credential for the owner with the grants; revocation kills it and its successors', async (t) => {
+  it('approval makes a key for the owner and answers no secret; revocation ends the key and every token from it', async (t) => {
     const { act, apply, call, developer, reviewer, tokensOf } = await setup(t, backend);
     const { id } = json(await apply(developer, { name: 'x', grants: ['player:read', 'ping:read'] }));
+    assert.equal(json(await call('GET', `${BASE}/${id}`, developer)).key, null, 'no key before approval');
+    const before = await tokensOf(DEVELOPER);
     const approved = await act(reviewer, id, 'approve');
     assert.equal(approved.statusCode, 200, approved.body);
-    assert.equal(approved.headers['cache-control'], 'no-store', 'no cache keeps a credential');
-    const { credential } = json(approved);
-    assert.ok(credential?.token, 'the credential is in the approval answer');
+    assert.doesNotMatch(approved.body, /pds_|eyJ|"token"|credential/, 'no key and no token in the answer');
+    assert.equal(json(approved).key.state, 'uncollected');
+    assert.deepEqual(await tokensOf(DEVELOPER), before, 'approval issues no token');
+
+    const collected = await call('POST', `${BASE}/${id}/key`, developer);
+    assert.equal(collected.statusCode, 200, collected.body);
+    const { key } = json(collected);
+    const exchanged = await call('POST', '/auth/token', undefined, { key });
+    assert.equal(exchanged.statusCode, 200, exchanged.body);
     const whoami = (token: string) => call('GET', '/test/whoami', token);
-    const works = await whoami(credential.token);
+    const first = json(exchanged).token;
+    const works = await whoami(first);
     assert.equal(works.statusCode, 200, works.body);
     assert.equal(works.body, '{"owner":18446744073709551615,"grants":["player:read","ping:read"]}');
-    assert.equal(
-      (await tokensOf(DEVELOPER)).length,
-      2,
-      'the developer’s own token and the credential, recorded',
-    );
-
-    const refreshed = await call('POST', '/auth/refresh', undefined, { token: credential.token });
+    const refreshed = await call('POST', '/auth/refresh', undefined, { token: first });
     assert.equal(refreshed.statusCode, 200, refreshed.body);
     const successor = json(refreshed).token;
-    assert.equal((await whoami(successor)).statusCode, 200);
+    const second = json(await call('POST', '/auth/token', undefined, { key })).token;
 
     const revoked = await act(reviewer, id, 'revoke', { reason: 'abuse' });
     assert.equal(revoked.statusCode, 200, revoked.body);
-    for (const token of [credential.token, successor]) {
+    assert.equal(json(revoked).key.state, 'ended');
+    assert.equal(json(revoked).key.ended_reason, 'application_revoked');
+    for (const token of [first, successor, second]) {
       const reply = await whoami(token);
       assert.equal(reply.statusCode, 401, reply.body);
       assert.equal(problemName(reply), 'TOKEN_REVOKED');
     }
     assert.equal((await call('POST', '/auth/refresh', undefined, { token: successor })).statusCode, 401);
+    const afterwards = await call('POST', '/auth/token', undefined, { key });
+    assert.equal(afterwards.statusCode, 401, 'the key has ended');
+    assert.equal(problemName(afterwards), 'KEY_INVALID');
     assert.equal((await whoami(developer)).statusCode, 200, "the owner's other tokens are not touched");
   });
 
-  it('revocation racing refreshes of the credential leaves no token of its chain alive', async (t) => {
+  it('revocation racing refreshes and key exchanges leaves no token of the application alive', async (t) => {
     const { act, apply, call, developer, reviewer } = await setup(t, backend);
     for (let round = 0; round < 15; round++) {
       const { id } = json(await apply(developer, { name: `race ${round}`, grants: ['player:read'] }));
-      const { credential } = json(await act(reviewer, id, 'approve'));
-      const [refreshed, revoked] = await Promise.all([
-        call('POST', '/auth/refresh', undefined, { token: credential.token }),
+      await act(reviewer, id, 'approve');
+      const { key } = json(await call('POST', `${BASE}/${id}/key`, developer));
+      const { token } = json(await call('POST', '/auth/token', undefined, { key }));
+      const [refreshed, exchanged, revoked] = await Promise.all([
+        call('POST', '/auth/refresh', undefined, { token }),
+        call('POST', '/auth/token', undefined, { key }),
         act(reviewer, id, 'revoke'),
       ]);
       assert.equal(revoked.statusCode, 200, revoked.body);
-      for (const token of [
-        credential.token,
-        ...(refreshed.statusCode === 200 ? [json(refreshed).token] : []),
+      for (const alive of [
+        token,
+        ...[refreshed, exchanged]
+          .filter((reply) => reply.statusCode === 200)
+          .map((reply) => json(reply).token),
       ]) {
-        const reply = await call('GET', '/test/whoami', token);
-        assert.equal(reply.statusCode, 401, `round ${round}: a token of the chain survived the revocation`);
+        const reply = await call('GET', '/test/whoami', alive);
+        assert.equal(
+          reply.statusCode,
+          401,
+          `round ${round}: a token of the application survived its revocation`,
+        );
       }
     }
   });
 
-  it('two concurrent changes of one application: exactly one succeeds, and one credential exists', async (t) => {
-    const { act, developer, reviewer, token, inState, tokensOf } = await setup(t, backend);
+  it('two concurrent changes of one application: exactly one succeeds, and one key exists', async (t) => {
+    const { act, app, developer, reviewer, token, inState } = await setup(t, backend);
     const second = await token(8n, ['applications:review']);
+    const approvedIds: string[] = [];
     for (let round = 0; round < 4; round++) {
       const id = await inState('pending');
+      approvedIds.push(id);
       const replies = await Promise.all([act(reviewer, id, 'approve'), act(second, id, 'approve')]);
       assert.deepEqual(
         replies.map((reply) => reply.statusCode).sort(),
@@ -496,8 +516,14 @@ describeEachBackend('developer applications', (backend) => {
       const lost = replies.find((reply) => reply.statusCode === 409) as Reply;
       assert.match(problems(lost)[0]?.developer_reason ?? '', /^the application is approved;/);
     }
-    // One developer token, and one credential per approval.
-    assert.equal((await tokensOf(DEVELOPER)).length, 1 + 4);
+    const { rows } = await sql<{
+      application_id: string;
+    }>`select application_id from application_keys`.execute(app.db);
+    assert.deepEqual(
+      rows.map((row) => row.application_id).sort(),
+      [...approvedIds].sort(),
+      'one key per approval',
+    );
     for (let round = 0; round < 4; round++) {
       const id = await inState('pending');
       const replies = await Promise.all([
@@ -514,51 +540,42 @@ describeEachBackend('developer applications', (backend) => {
     }
   });
 
-  it('approval and its credential commit together: a failing credential write leaves the application pending', async (t) => {
-    const { act, app, call, reviewer, inState, tokensOf } = await setup(t, backend);
+  it('approval and its key commit together; revocation and the end of its tokens likewise', async (t) => {
+    const { act, app, call, developer, reviewer, inState } = await setup(t, backend);
     const id = await inState('pending');
-    const before = await tokensOf(DEVELOPER);
-    await failWritesTo(app.db, backend, 'INSERT');
+    await failWritesTo(app.db, backend, 'application_keys', 'INSERT');
     const failed = await act(reviewer, id, 'approve');
     assert.equal(failed.statusCode, 500, failed.body);
     assert.equal(problemName(failed), 'INTERNAL_ERROR');
-    assert.doesNotMatch(failed.body, /tokens|trigger|insert/i, 'the 500 reveals nothing');
+    assert.doesNotMatch(failed.body, /application_keys|trigger|insert/i, 'the 500 reveals nothing');
     const read = json(await call('GET', `${BASE}/${id}`, reviewer));
-    assert.equal(read.currentState, 'pending', 'no approved application without its credential');
+    assert.equal(read.currentState, 'pending', 'no approved application without its key');
     assert.equal(read.history.length, 1);
-    assert.deepEqual(await tokensOf(DEVELOPER), before, 'and no credential');
-    await restoreWritesTo(app.db, backend);
+    assert.equal(read.key, null);
+    await restoreWritesTo(app.db, backend, 'application_keys');
     const approved = await act(reviewer, id, 'approve');
     assert.equal(approved.statusCode, 200, approved.body);
+    const { key } = json(await call('POST', `${BASE}/${id}/key`, developer));
+    const { token } = json(await call('POST', '/auth/token', undefined, { key }));
 
-    // Revocation likewise: if the credential cannot be revoked, the application stays approved.
-    await failWritesTo(app.db, backend, 'UPDATE');
+    // Revocation: if the tokens made from the key cannot be revoked, the application stays approved.
+    await failWritesTo(app.db, backend, 'tokens', 'UPDATE');
     assert.equal((await act(reviewer, id, 'revoke')).statusCode, 500);
     assert.equal(json(await call('GET', `${BASE}/${id}`, reviewer)).currentState, 'approved');
-    assert.equal((await call('GET', '/test/whoami', json(approved).credential.token)).statusCode, 200);
-    await restoreWritesTo(app.db, backend);
+    assert.equal((await call('GET', '/test/whoami', token)).statusCode, 200);
+    assert.equal((await call('POST', '/auth/token', undefined, { key })).statusCode, 200, 'the key too');
+    await restoreWritesTo(app.db, backend, 'tokens');
     assert.equal((await act(reviewer, id, 'revoke')).statusCode, 200);
-    assert.equal((await call('GET', '/test/whoami', json(approved).credential.token)).statusCode, 401);
+    assert.equal((await call('GET', '/test/whoami', token)).statusCode, 401);
   });
 
-  it('rate limits approvals per client address, like /auth/refresh', async (t) => {
-    const { act, reviewer, inState } = await setup(t, backend, { RATE_LIMIT_AUTH_PER_MINUTE: '2' });
-    const ids = [await inState('pending'), await inState('pending'), await inState('pending')];
-    const first = await act(reviewer, ids[0] as string, 'approve');
-    assert.equal(first.statusCode, 200);
-    assert.match(String(first.headers['ratelimit-policy']), /^"address";q=2;w=60, "work";q=[0-9]+;w=[0-9]+$/);
-    assert.match(String(first.headers.ratelimit), /^"address";r=1;t=[0-9]+, "work";/);
-    assert.equal((await act(reviewer, ids[1] as string, 'approve')).statusCode, 200);
-    const limited = await act(reviewer, ids[2] as string, 'approve');
-    assert.equal(limited.statusCode, 429, limited.body);
-    assert.equal(problemName(limited), 'RATE_LIMITED');
-    assert.ok(Number(limited.headers['retry-after']) >= 1);
-    assert.match(String(limited.headers.ratelimit), /^"address";r=0;t=[0-9]+$/);
-    assert.equal(
-      (await act(reviewer, ids[2] as string, 'reject')).statusCode,
-      200,
-      'other changes are not limited',
-    );
+  it('approvals are not limited per address: they hand out nothing secret', async (t) => {
+    const { act, reviewer, inState } = await setup(t, backend, { RATE_LIMIT_AUTH_PER_MINUTE: '1' });
+    for (let round = 0; round < 3; round++) {
+      const reply = await act(reviewer, await inState('pending'), 'approve');
+      assert.equal(reply.statusCode, 200, reply.body);
+      assert.doesNotMatch(String(reply.headers['ratelimit-policy']), /"address"/);
+    }
   });
 
   it('lists newest first, page by page, without gaps or repeats, even while applications arrive', async (t) => {
@@ -683,30 +700,33 @@ describeEachBackend('developer applications', (backend) => {
   });
 });
 
-/** Makes every `operation` on the tokens table fail, as a database refusing a write midway would. */
+/** Makes every `operation` on `table` fail, as a database refusing a write midway would. */
 async function failWritesTo(
   db: Kysely<object>,
   backend: Backend,
+  table: string,
   operation: 'INSERT' | 'UPDATE',
 ): Promise<void> {
   if (backend.dialect === 'sqlite') {
     await sql
       .raw(
-        `create trigger fail_tokens before ${operation} on tokens begin select raise(abort, 'tokens are read-only'); end`,
+        `create trigger fail_${table} before ${operation} on ${table} begin select raise(abort, 'read-only'); end`,
       )
       .execute(db);
     return;
   }
   await sql
     .raw(
-      `create or replace function fail_tokens() returns trigger as $$ begin raise exception 'tokens are read-only'; end $$ language plpgsql;
-       create trigger fail_tokens before ${operation} on tokens for each row execute function fail_tokens()`,
+      `create or replace function fail_writes() returns trigger as $$ begin raise exception 'read-only'; end $$ language plpgsql;
+       create trigger fail_${table} before ${operation} on ${table} for each row execute function fail_writes()`,
     )
     .execute(db);
 }
 
-async function restoreWritesTo(db: Kysely<object>, backend: Backend): Promise<void> {
+async function restoreWritesTo(db: Kysely<object>, backend: Backend, table: string): Promise<void> {
   await sql
-    .raw(backend.dialect === 'sqlite' ? 'drop trigger fail_tokens' : 'drop trigger fail_tokens on tokens')
+    .raw(
+      backend.dialect === 'sqlite' ? `drop trigger fail_${table}` : `drop trigger fail_${table} on ${table}`,
+    )
     .execute(db);
 }

@@ -282,24 +282,32 @@ describeEachBackend(
       assert.equal((await lookUp(a, 'e'.repeat(32))).statusCode, 404);
     });
 
-    it('says both limits on a refused approval: the address limit and the owner budget', async (t) => {
+    it('says both limits on a refused key collection: the address limit and the owner budget', async (t) => {
       const { app, config, me } = await setup(t, backend);
       const reviewer = await issueToken(app, config, { owner: A, grants: ['applications:review'] });
+      const developer = await issueToken(app, config, { owner: B });
       const applied = await app.inject({
         method: 'POST',
         url: '/admin/developer/applications',
-        headers: bearer(await issueToken(app, config, { owner: B })),
+        headers: bearer(developer),
         payload: { name: 'bot', grants: ['player:read'] },
       });
       assert.equal(applied.statusCode, 200, applied.body);
-      for (let spent = 0; spent < UNITS; spent++) await me(reviewer);
-      const refused = await app.inject({
+      const approved = await app.inject({
         method: 'POST',
         url: `/admin/developer/applications/${json(applied).id}/approve`,
         headers: bearer(reviewer),
       });
+      assert.equal(approved.statusCode, 200, approved.body);
+      for (let spent = 0; spent < UNITS; spent++) await me(developer);
+      const refused = await app.inject({
+        method: 'POST',
+        url: `/admin/developer/applications/${json(applied).id}/key`,
+        headers: bearer(developer),
+      });
       assert.equal(refused.statusCode, 429, refused.body);
       assert.equal(problemName(refused), 'WORK_BUDGET_EXHAUSTED');
+      assert.doesNotMatch(refused.body, /pds_/, 'no key in a refusal');
       assert.ok(rateLimitItem(refused.headers['ratelimit-policy'], 'address'), 'the address item stays');
       assert.ok(rateLimitItem(refused.headers['ratelimit-policy'], 'work'));
       assert.equal(rateLimitItem(refused.headers.ratelimit, 'work')?.r, 0);

@@ -34,7 +34,8 @@ async function instanceBehindRedisProxy(t: TestContext, backend: Backend) {
   t.after(() => proxy.close());
   const test = await buildTestApp(t, {
     backend,
-    env: { REDIS_URL: throughProxy(String(testRedisUrl), proxy) },
+    // Reuse revokes at once (no grace): the test below revokes a chain by presenting a token again.
+    env: { REDIS_URL: throughProxy(String(testRedisUrl), proxy), TOKEN_REFRESH_GRACE_SECONDS: '0' },
   });
   return { test, proxy };
 }
@@ -91,7 +92,20 @@ describeEachBackend(
         payload: {},
       });
       assert.equal(approved.statusCode, 200, approved.body);
-      const credential = approved.json().credential.token as string;
+      // The developer collects the key on the first instance and exchanges it on the second.
+      const collected = await first.app.inject({
+        method: 'POST',
+        url: `/admin/developer/applications/${id}/key`,
+        headers: bearer(applicant),
+      });
+      assert.equal(collected.statusCode, 200, collected.body);
+      const exchanged = await second.app.inject({
+        method: 'POST',
+        url: '/auth/token',
+        payload: { key: collected.json().key },
+      });
+      assert.equal(exchanged.statusCode, 200, exchanged.body);
+      const credential = exchanged.json().token as string;
       // The second instance has the credential's record in hand.
       for (let request = 0; request < 3; request++)
         assert.equal((await whoami(second, credential)).statusCode, 200);

@@ -108,8 +108,8 @@ describeEachBackend('tokens', (backend) => {
     assert.equal((await refresh({ token: pair.token })).statusCode, 200);
   });
 
-  it('detects reuse: presenting an exchanged token again revokes the whole chain', async (t) => {
-    const { app, config, refresh, whoami } = await setup(t, backend);
+  it('detects reuse: presenting an exchanged token again (no grace) revokes the whole chain', async (t) => {
+    const { app, config, refresh, whoami } = await setup(t, backend, { TOKEN_REFRESH_GRACE_SECONDS: '0' });
     const first = await issueToken(app, config, { grants: ['player:read'] });
     const second = (await refresh({ token: first })).json().token;
     const third = (await refresh({ token: second })).json().token;
@@ -222,8 +222,8 @@ describeEachBackend('tokens', (backend) => {
     }
   });
 
-  it('of 100 concurrent refreshes of one token, exactly one succeeds', async (t) => {
-    const { app, config, refresh } = await setup(t, backend);
+  it('of 100 concurrent refreshes of one token without a grace, exactly one succeeds', async (t) => {
+    const { app, config, refresh } = await setup(t, backend, { TOKEN_REFRESH_GRACE_SECONDS: '0' });
     const token = await issueToken(app, config, { grants: ['ping:read'] });
     const replies = await Promise.all(Array.from({ length: 100 }, () => refresh({ token })));
     const statuses = replies.map((reply) => reply.statusCode);
@@ -232,6 +232,60 @@ describeEachBackend('tokens', (backend) => {
     const { count } = (await sql<{ count: number }>`select count(*) as count from tokens`.execute(app.db))
       .rows[0] ?? { count: 0 };
     assert.equal(Number(count), 2, 'one successor token, not more');
+  });
+
+  it('within the grace, shards refreshing one token at once all get the one successor, which works', async (t) => {
+    const { app, config, refresh, whoami } = await setup(t, backend);
+    const token = await issueToken(app, config, { grants: ['ping:read', 'player:read'] });
+    const replies = await Promise.all(Array.from({ length: 20 }, () => refresh({ token })));
+    assert.deepEqual(
+      replies.map((reply) => reply.statusCode),
+      replies.map(() => 200),
+      replies.map((reply) => reply.body).join('\n'),
+    );
+    const successors = new Set(replies.map((reply) => reply.body));
+    assert.equal(successors.size, 1, 'one successor, answered to every shard: token and expiry alike');
+    const successor = replies[0]?.json().token as string;
+    assert.notEqual(successor, token);
+    assert.equal((await whoami(successor)).statusCode, 200);
+    const { count } = (await sql<{ count: number }>`select count(*) as count from tokens`.execute(app.db))
+      .rows[0] ?? { count: 0 };
+    assert.equal(Number(count), 2, 'one successor stored');
+    // A shard restarted from the old token within the grace gets it too; the successor goes on refreshing.
+    assert.equal((await refresh({ token })).json().token, successor);
+    const next = await refresh({ token: successor });
+    assert.equal(next.statusCode, 200);
+    assert.equal((await whoami(next.json().token)).statusCode, 200);
+    assert.equal(
+      (await whoami(successor)).statusCode,
+      200,
+      'an exchanged token stays valid until it expires',
+    );
+  });
+
+  it('after the grace, presenting an exchanged token again revokes the chain; a revoked successor is never handed out', async (t) => {
+    const { app, config, whoami } = await setup(t, backend);
+    let now = Date.now();
+    const tokens = testTokens(app, config, () => now);
+    const first = await tokens.issue(5n, ['player:read']);
+    const second = await tokens.refresh(first.token);
+    now += 29_000;
+    assert.equal((await tokens.refresh(first.token)).token, second.token, 'within 30 s: the same successor');
+    now += 2_000;
+    await assert.rejects(
+      tokens.refresh(first.token),
+      (error: Error & { problems?: { kind: { code: number } }[] }) => {
+        assert.equal(error.problems?.[0]?.kind.code, 11005, 'TOKEN_REUSED');
+        return true;
+      },
+    );
+    assert.equal((await whoami(second.token)).statusCode, 401, 'the chain is revoked');
+
+    // Within the grace, but the chain was revoked meanwhile: no successor comes back.
+    const other = await tokens.issue(6n, ['player:read']);
+    const next = await tokens.refresh(other.token);
+    assert.equal(await tokens.revoke(next.jti), 2);
+    await assert.rejects(tokens.refresh(other.token));
   });
 
   it("issues a token inside a caller's transaction: it exists only if the caller's work commits", async (t) => {

@@ -1,0 +1,199 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { parseCookie, stringifySetCookie } from 'cookie';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { bearerChallenge } from '../../platform/auth/auth-errors.js';
+import { principalOf } from '../../platform/auth/route-guard.js';
+import { SESSION_COOKIE, sessionIdOf } from '../../platform/auth/session.js';
+import { TokenPairSchema, tokenPairOf } from '../../platform/auth/token-pair.js';
+import { errorResponses } from '../../platform/error-response.js';
+import { AppError, ErrorKinds } from '../../platform/errors.js';
+import { NO_STORE_HEADERS, responseDoc } from '../../platform/http/response-docs.js';
+import { CallbackQuery, LoginQuery, RedirectSchema, SessionSchema } from './portal.schemas.js';
+import { PORTAL_HOME, type SessionsService, SIGN_IN_SECONDS } from './sessions.service.js';
+
+/** The cookie that ties a sign-in to the browser that started it (login CSRF), for the callback only. */
+const STATE_COOKIE = 'pds_sign_in';
+const CALLBACK_PATH = '/auth/discord/callback';
+const TAGS = ['Auth'];
+/** The portal's own routes: its session, never a bearer token. */
+const SESSION = [{ sessionCookie: [] }];
+
+export interface SignInSettings {
+  /** Cookies say Secure (sent over HTTPS only): in production. */
+  readonly secureCookies: boolean;
+}
+
+/**
+ * Signing in with Discord (authorization code with PKCE and `state`), the session it starts (an HttpOnly,
+ * SameSite=Lax cookie, kept server-side so that it can be ended), signing out, and an identity token for
+ * the signed-in developer. Registered only when Discord sign-in is configured: otherwise these are 404.
+ */
+export const signInRoutes =
+  (sessions: SessionsService, { secureCookies }: SignInSettings): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const cookie = (name: string, value: string, maxAge: number, path = '/') =>
+      stringifySetCookie({
+        name,
+        value,
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: secureCookies,
+        path,
+        maxAge,
+      });
+    /** The signed-in caller; a bearer token is not a session (401). */
+    const sessionOf = (request: FastifyRequest) => {
+      const principal = principalOf(request);
+      if (!principal.session) {
+        throw AppError.of(ErrorKinds.SESSION_INVALID, {
+          developerReason: 'this route takes the portal’s session cookie, not a bearer token',
+          headers: bearerChallenge(),
+        });
+      }
+      return principal;
+    };
+    const redirect = (reply: FastifyReply, location: string) =>
+      reply.code(302).header('location', location).header('cache-control', 'no-store').send();
+
+    app.get(
+      '/auth/discord/login',
+      {
+        schema: {
+          tags: TAGS,
+          operationId: 'signInWithDiscord',
+          summary: 'Sign in to the developer portal with Discord',
+          description:
+            "Sends the browser to Discord's authorization page (authorization code with PKCE S256 and a state tied to " +
+            'this browser by a cookie). `return_to`, a page of the portal, is where the browser lands once signed in.',
+          security: [],
+          querystring: LoginQuery,
+          response: {
+            302: RedirectSchema('To Discord, to sign in.'),
+            ...errorResponses(400),
+          },
+        },
+      },
+      async (request, reply) => {
+        const start = await sessions.startSignIn(request.query.return_to);
+        reply.header('set-cookie', cookie(STATE_COOKIE, start.state, SIGN_IN_SECONDS, CALLBACK_PATH));
+        return redirect(reply, start.url);
+      },
+    );
+
+    app.get(
+      CALLBACK_PATH,
+      {
+        schema: {
+          tags: TAGS,
+          operationId: 'discordCallback',
+          summary: 'Where Discord sends the browser back',
+          description:
+            'Checks `state` against the one this browser started with (once), exchanges the code with its PKCE ' +
+            'verifier, asks Discord who signed in, and starts a session: the `pds_session` cookie (HttpOnly, ' +
+            'SameSite=Lax). A refusal on Discord (`error`) goes back to the portal.',
+          security: [],
+          querystring: CallbackQuery,
+          response: {
+            302: RedirectSchema('Signed in: to the portal page the sign-in started from.'),
+            ...errorResponses(400, 502),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { code, state, error } = request.query;
+        const stateCookie = parseCookie(request.headers.cookie ?? '')[STATE_COOKIE];
+        // The state cookie is spent, whatever comes next.
+        reply.header('set-cookie', cookie(STATE_COOKIE, '', 0, CALLBACK_PATH));
+        if (error !== undefined) return redirect(reply, `${PORTAL_HOME}?sign_in=denied`);
+        const finished = await sessions.finishSignIn({
+          ...(state === undefined ? {} : { state }),
+          ...(code === undefined ? {} : { code }),
+          ...(stateCookie === undefined ? {} : { stateCookie }),
+        });
+        // Fastify adds a second Set-Cookie beside the first.
+        reply.header('set-cookie', cookie(SESSION_COOKIE, finished.sessionId, finished.maxAgeSeconds));
+        return redirect(reply, finished.returnTo);
+      },
+    );
+
+    app.get(
+      '/auth/session',
+      {
+        schema: {
+          tags: TAGS,
+          operationId: 'getSession',
+          summary: 'Who is signed in to the portal, and the session’s CSRF token',
+          description:
+            'Whether this browser is signed in (the session cookie) and, if so, who, whether they review ' +
+            'applications, and the CSRF token that every state-changing request made with the session carries in ' +
+            '`X-CSRF-Token`. Signed out is a 200 too (`signed_in: false`): the portal asks on every load.',
+          security: [],
+          response: { 200: responseDoc(SessionSchema, { headers: NO_STORE_HEADERS }) },
+        },
+      },
+      async (request, reply) => {
+        reply.header('cache-control', 'no-store');
+        const sessionId = request.headers.authorization === undefined ? sessionIdOf(request) : undefined;
+        const found = sessionId === undefined ? undefined : await sessions.session(sessionId);
+        if (!found) return { signed_in: false as const };
+        return {
+          signed_in: true as const,
+          owner: found.owner,
+          username: found.username,
+          global_name: found.globalName,
+          reviewer: found.reviewer,
+          expires_at: new Date(found.expiresAt).toISOString(),
+          csrf_token: found.csrfToken,
+        };
+      },
+    );
+
+    app.post(
+      '/auth/logout',
+      {
+        onRequest: app.requireGrant(undefined, { session: true }),
+        schema: {
+          tags: TAGS,
+          operationId: 'signOut',
+          summary: 'Sign out of the developer portal',
+          description:
+            'Ends the session (server-side: the cookie opens nothing from then on) and clears its cookie.',
+          security: SESSION,
+          response: { 204: { description: 'Signed out.' }, ...errorResponses(401, 403) },
+        },
+      },
+      async (request, reply) => {
+        sessionOf(request);
+        await sessions.signOut(sessionIdOf(request) ?? '');
+        return reply
+          .code(204)
+          .header('set-cookie', cookie(SESSION_COOKIE, '', 0))
+          .send();
+      },
+    );
+
+    app.post(
+      '/auth/session/token',
+      {
+        onRequest: app.requireGrant(undefined, { session: true }),
+        schema: {
+          tags: TAGS,
+          operationId: 'issueIdentityToken',
+          summary: 'An identity token for the signed-in developer',
+          description:
+            'A bearer token with no grant, for the signed-in developer: it may apply for access ' +
+            '(POST /admin/developer/applications) and follow their own applications, from a script or the API explorer.',
+          security: SESSION,
+          response: {
+            200: responseDoc(TokenPairSchema, { headers: NO_STORE_HEADERS }),
+            ...errorResponses(401, 403),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { owner } = sessionOf(request);
+        reply.header('cache-control', 'no-store');
+        return tokenPairOf(await sessions.identityToken(owner));
+      },
+    );
+  };

@@ -1,0 +1,373 @@
+import assert from 'node:assert/strict';
+import { it, type TestContext } from 'node:test';
+import { decodeJwt } from 'jose';
+import { sql } from 'kysely';
+import { type Backend, describeEachBackend } from '../../helpers/backends.js';
+import { buildTestApp } from '../../helpers/build-test-app.js';
+import { type DiscordTestUser, type FakeDiscord, startFakeDiscord } from '../../helpers/fake-discord.js';
+import { json, problemName, type Reply } from '../../helpers/replies.js';
+import { bearer, issueToken } from '../../helpers/tokens.js';
+
+const SERVICE = 'http://service.test';
+const BASE = '/admin/developer/applications';
+const ALICE: DiscordTestUser = { id: '222222222222222222', username: 'alice', global_name: 'Alice' };
+const BOB: DiscordTestUser = { id: '18446744073709551615', username: 'bob' };
+const REVIEWER: DiscordTestUser = { id: '333333333333333333', username: 'rita' };
+
+/** The value of a cookie a reply sets, and its attributes. */
+function setCookie(reply: Reply, name: string): { value: string; attributes: string } | undefined {
+  const headers = reply.headers['set-cookie'];
+  for (const header of ([] as string[]).concat((headers as string | string[] | undefined) ?? [])) {
+    const [pair = '', ...attributes] = header.split('; ');
+    const [key, value = ''] = pair.split('=');
+    if (key === name) return { value: decodeURIComponent(value), attributes: attributes.join('; ') };
+  }
+  return undefined;
+}
+
+async function setup(t: TestContext, backend: Backend, env: Record<string, string> = {}) {
+  const discord = await startFakeDiscord(t);
+  const test = await buildTestApp(t, {
+    backend,
+    env: { ...discord.env(SERVICE), PORTAL_REVIEWERS: REVIEWER.id, ...env },
+  });
+  const { app } = test;
+
+  /** The browser's side of a sign-in, up to Discord's redirect back: the callback's query and state cookie. */
+  const goToDiscord = async (user: DiscordTestUser, returnTo?: string) => {
+    const login = await app.inject({
+      method: 'GET',
+      url: `/auth/discord/login${returnTo === undefined ? '' : `?return_to=${encodeURIComponent(returnTo)}`}`,
+    });
+    assert.equal(login.statusCode, 302, login.body);
+    const state = setCookie(login, 'pds_sign_in');
+    assert.ok(state, 'the state cookie is set');
+    discord.signInAs(user);
+    const authorized = await fetch(String(login.headers.location), { redirect: 'manual' });
+    const back = new URL(String(authorized.headers.get('location')));
+    assert.equal(`${back.origin}${back.pathname}`, `${SERVICE}/auth/discord/callback`);
+    return { login, query: back.search, stateCookie: state.value };
+  };
+  const callback = (query: string, stateCookie?: string) =>
+    app.inject({
+      method: 'GET',
+      url: `/auth/discord/callback${query}`,
+      headers: stateCookie === undefined ? {} : { cookie: `pds_sign_in=${stateCookie}` },
+    });
+  /** A whole sign-in: the session cookie, and the session's CSRF token. */
+  const signIn = async (user: DiscordTestUser) => {
+    const { query, stateCookie } = await goToDiscord(user);
+    const back = await callback(query, stateCookie);
+    assert.equal(back.statusCode, 302, back.body);
+    const session = setCookie(back, 'pds_session');
+    assert.ok(session, 'the session cookie is set');
+    const cookie = `pds_session=${session.value}`;
+    const info = await app.inject({ method: 'GET', url: '/auth/session', headers: { cookie } });
+    return { cookie, csrf: json(info).csrf_token as string, back, info };
+  };
+  /** A request made with the session cookie (and the CSRF token when given). */
+  const withSession = (
+    method: 'GET' | 'POST',
+    url: string,
+    session: { cookie: string; csrf?: string },
+    payload?: unknown,
+  ) =>
+    app.inject({
+      method,
+      url,
+      headers: { cookie: session.cookie, ...(session.csrf ? { 'x-csrf-token': session.csrf } : {}) },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+  return { ...test, discord, goToDiscord, callback, signIn, withSession };
+}
+
+describeEachBackend('Discord sign-in and portal sessions', (backend) => {
+  it('signs in with Discord (PKCE S256, state), starting an HttpOnly SameSite=Lax session kept server-side', async (t) => {
+    const { app, goToDiscord, callback, withSession } = await setup(t, backend);
+    const { login, query, stateCookie } = await goToDiscord(ALICE);
+    const authorize = new URL(String(login.headers.location));
+    assert.equal(authorize.pathname, '/oauth2/authorize');
+    assert.equal(authorize.searchParams.get('code_challenge_method'), 'S256');
+    assert.match(authorize.searchParams.get('code_challenge') ?? '', /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(authorize.searchParams.get('scope'), 'identify');
+    assert.equal(authorize.searchParams.get('state'), stateCookie);
+    assert.match(setCookie(login, 'pds_sign_in')?.attributes ?? '', /HttpOnly/);
+
+    const back = await callback(query, stateCookie);
+    assert.equal(back.statusCode, 302, back.body);
+    assert.equal(back.headers.location, '/portal/');
+    const session = setCookie(back, 'pds_session');
+    assert.match(session?.attributes ?? '', /HttpOnly/);
+    assert.match(session?.attributes ?? '', /SameSite=Lax/);
+    assert.match(session?.attributes ?? '', /Path=\//);
+    assert.doesNotMatch(session?.attributes ?? '', /Secure/, 'not Secure outside production');
+    assert.equal(setCookie(back, 'pds_sign_in')?.value, '', 'the state cookie is spent');
+    const { rows } = await sql<{ id_hash: string }>`select id_hash from portal_sessions`.execute(app.db);
+    assert.equal(rows.length, 1);
+    assert.notEqual(rows[0]?.id_hash, session?.value, 'the session id is stored only as a hash');
+
+    const cookie = `pds_session=${session?.value}`;
+    const info = await app.inject({ method: 'GET', url: '/auth/session', headers: { cookie } });
+    assert.equal(info.statusCode, 200);
+    assert.equal(info.headers['cache-control'], 'no-store');
+    const body = json(info);
+    assert.equal(body.signed_in, true);
+    assert.match(info.body, /"owner":222222222222222222,/);
+    assert.equal(body.username, 'alice');
+    assert.equal(body.global_name, 'Alice');
+    assert.equal(body.reviewer, false);
+    const me = await withSession('GET', '/auth/me', { cookie });
+    assert.equal(me.statusCode, 200, me.body);
+    assert.deepEqual(json(me).grants, [], 'a session carries no grant');
+    assert.equal(json(me).token, null);
+    const signedOut = await app.inject({ method: 'GET', url: '/auth/session' });
+    assert.deepEqual(json(signedOut), { signed_in: false });
+  });
+
+  it('a state-changing request with the session needs its CSRF token; the session opens no data route and is no bearer token', async (t) => {
+    const { app, signIn, withSession } = await setup(t, backend);
+    const alice = await signIn(ALICE);
+    const application = { name: 'Alice bot', grants: ['player:read'] };
+    for (const csrf of [undefined, '', 'wrong', `${alice.csrf}x`]) {
+      const reply = await withSession(
+        'POST',
+        BASE,
+        { cookie: alice.cookie, ...(csrf === undefined ? {} : { csrf }) },
+        application,
+      );
+      assert.equal(reply.statusCode, 403, reply.body);
+      assert.equal(problemName(reply), 'CSRF_TOKEN_INVALID');
+    }
+    const applied = await withSession('POST', BASE, alice, application);
+    assert.equal(applied.statusCode, 200, applied.body);
+    assert.match(applied.body, /"owner":222222222222222222,/, 'the owner is the Discord user');
+    assert.equal(
+      (await withSession('GET', BASE, { cookie: alice.cookie })).statusCode,
+      200,
+      'reads need no CSRF',
+    );
+
+    const player = await withSession('GET', '/player/Notch', alice);
+    assert.equal(player.statusCode, 401, 'a data route takes no session');
+    assert.equal(problemName(player), 'TOKEN_MISSING');
+    const sessionId = alice.cookie.slice('pds_session='.length);
+    const asBearer = await app.inject({ method: 'GET', url: BASE, headers: bearer(sessionId) });
+    assert.equal(asBearer.statusCode, 401, 'the session id is not a bearer token');
+    const forged = await withSession('GET', BASE, { cookie: 'pds_session=made-up' });
+    assert.equal(forged.statusCode, 401);
+    assert.equal(problemName(forged), 'SESSION_INVALID');
+  });
+
+  it('signing out ends the session server-side (CSRF needed), and clears the cookie', async (t) => {
+    const { signIn, withSession } = await setup(t, backend);
+    const alice = await signIn(ALICE);
+    const noCsrf = await withSession('POST', '/auth/logout', { cookie: alice.cookie });
+    assert.equal(noCsrf.statusCode, 403);
+    const out = await withSession('POST', '/auth/logout', alice);
+    assert.equal(out.statusCode, 204, out.body);
+    assert.equal(setCookie(out, 'pds_session')?.value, '');
+    assert.deepEqual(json(await withSession('GET', '/auth/session', alice)), { signed_in: false });
+    const after = await withSession('POST', BASE, alice, { name: 'x', grants: ['player:read'] });
+    assert.equal(after.statusCode, 401, 'the old cookie opens nothing');
+    assert.equal(problemName(after), 'SESSION_INVALID');
+  });
+
+  it('refuses a missing, wrong, foreign or replayed state, and a code used twice', async (t) => {
+    const { goToDiscord, callback, discord } = await setup(t, backend);
+    const { query, stateCookie } = await goToDiscord(ALICE);
+    const params = new URLSearchParams(query);
+    const code = params.get('code') ?? '';
+    const refused = async (reply: Reply, name: string, message: string) => {
+      assert.equal(reply.statusCode, 400, `${message}: ${reply.body}`);
+      assert.equal(problemName(reply), name, message);
+      assert.equal(setCookie(reply, 'pds_session'), undefined, `${message}: no session`);
+    };
+    await refused(await callback(`?code=${code}`, stateCookie), 'SIGN_IN_STATE_INVALID', 'no state');
+    await refused(await callback(`?state=${stateCookie}`, stateCookie), 'SIGN_IN_STATE_INVALID', 'no code');
+    await refused(
+      await callback(`?code=${code}&state=other`, stateCookie),
+      'SIGN_IN_STATE_INVALID',
+      'wrong state',
+    );
+    await refused(await callback(query), 'SIGN_IN_STATE_INVALID', 'another browser (no state cookie)');
+    await refused(
+      await callback(`?code=${code}&state=made-up`, 'made-up'),
+      'SIGN_IN_STATE_INVALID',
+      'made-up state',
+    );
+    assert.equal(discord.tokenRequests.length, 0, 'none of those reached Discord');
+
+    assert.equal((await callback(query, stateCookie)).statusCode, 302, 'the real one signs in');
+    await refused(await callback(query, stateCookie), 'SIGN_IN_STATE_INVALID', 'the same state again');
+
+    // A new sign-in, finished with the old (used) code: Discord refuses it.
+    const second = await goToDiscord(ALICE);
+    const replayed = `?code=${code}&state=${new URLSearchParams(second.query).get('state')}`;
+    await refused(await callback(replayed, second.stateCookie), 'SIGN_IN_REJECTED', 'a used code');
+    assert.equal(discord.tokenRequests.at(-1)?.status, 400);
+  });
+
+  it('refuses a code whose PKCE verifier does not match its challenge', async (t) => {
+    const { app, goToDiscord, callback, discord } = await setup(t, backend);
+    const { query, stateCookie } = await goToDiscord(ALICE);
+    // The verifier the service kept is swapped for another: Discord sees the wrong one.
+    await sql`update sign_in_attempts set code_verifier = ${'x'.repeat(43)}`.execute(app.db);
+    const reply = await callback(query, stateCookie);
+    assert.equal(reply.statusCode, 400, reply.body);
+    assert.equal(problemName(reply), 'SIGN_IN_REJECTED');
+    assert.equal(discord.tokenRequests.at(-1)?.status, 400);
+  });
+
+  it('never redirects off the portal: return_to must be a portal path', async (t) => {
+    const { app, goToDiscord, callback } = await setup(t, backend);
+    for (const evil of [
+      'https://evil.example/',
+      '//evil.example/',
+      '/\\evil.example',
+      '/portal//evil.example',
+      '/portal/../../evil',
+      '/portal/%2F%2Fevil.example',
+      'javascript:alert(1)',
+      '/admin/developer/applications',
+      '/portal/x?next=https://evil.example',
+      ` /portal/`,
+      `/portal/${'a'.repeat(300)}`,
+    ]) {
+      const reply = await app.inject({
+        method: 'GET',
+        url: `/auth/discord/login?return_to=${encodeURIComponent(evil)}`,
+      });
+      assert.equal(reply.statusCode, 400, `${evil}: ${reply.body}`);
+      assert.ok(['RETURN_PATH_INVALID', 'INVALID_FIELD'].includes(problemName(reply) ?? ''), evil);
+      assert.equal(reply.headers.location, undefined);
+    }
+    const { query, stateCookie } = await goToDiscord(ALICE, '/portal/applications');
+    const back = await callback(query, stateCookie);
+    assert.equal(back.headers.location, '/portal/applications', 'a portal page is fine');
+  });
+
+  it('a refusal on Discord goes back to the portal, signed out; Discord failing midway is a 502, never a 500', async (t) => {
+    const { goToDiscord, callback, discord } = await setup(t, backend, { UPSTREAM_TIMEOUT_MS: '300' });
+    discord.deny(true);
+    const denied = await goToDiscord(ALICE);
+    const back = await callback(denied.query, denied.stateCookie);
+    assert.equal(back.statusCode, 302);
+    assert.equal(back.headers.location, '/portal/?sign_in=denied');
+    assert.equal(setCookie(back, 'pds_session'), undefined);
+    discord.deny(false);
+
+    for (const how of [{ status: 502 }, { status: 200 }, 'hang'] as const) {
+      const { query, stateCookie } = await goToDiscord(ALICE);
+      discord.fail(how);
+      const reply = await callback(query, stateCookie);
+      discord.fail(false);
+      assert.equal(reply.statusCode, 502, `${JSON.stringify(how)}: ${reply.body}`);
+      assert.equal(problemName(reply), 'DISCORD_UNAVAILABLE');
+      assert.doesNotMatch(reply.body, /stack|at .*\.js/);
+    }
+  });
+
+  it('a reviewer (PORTAL_REVIEWERS) decides with the session; one developer cannot act on another’s application or key', async (t) => {
+    const { signIn, withSession } = await setup(t, backend);
+    const alice = await signIn(ALICE);
+    const bob = await signIn(BOB);
+    const rita = await signIn(REVIEWER);
+    assert.equal(json(rita.info).reviewer, true);
+    const { id } = json(
+      await withSession('POST', BASE, alice, { name: 'Alice bot', grants: ['player:read'] }),
+    );
+    const asBob = await withSession('POST', `${BASE}/${id}/approve`, bob, {});
+    assert.equal(asBob.statusCode, 403, 'a developer is no reviewer');
+    assert.equal((await withSession('POST', `${BASE}/${id}/withdraw`, bob, {})).statusCode, 403);
+    assert.equal((await withSession('GET', `${BASE}/${id}`, bob)).statusCode, 403);
+    const pending = await withSession('GET', `${BASE}?state=pending`, rita);
+    assert.equal(json(pending).data.length, 1, 'the reviewer sees pending applications');
+    const noCsrf = await withSession('POST', `${BASE}/${id}/approve`, { cookie: rita.cookie }, {});
+    assert.equal(noCsrf.statusCode, 403);
+    const approved = await withSession('POST', `${BASE}/${id}/approve`, rita, { reason: 'fine' });
+    assert.equal(approved.statusCode, 200, approved.body);
+    assert.equal(json(approved).history.at(-1).actor, REVIEWER.id);
+
+    for (const path of ['key', 'key/rotate', 'key/revoke']) {
+      const reply = await withSession('POST', `${BASE}/${id}/${path}`, bob);
+      assert.equal(reply.statusCode, 403, `${path}: ${reply.body}`);
+      assert.doesNotMatch(reply.body, /pds_/);
+    }
+    const reviewerCollects = await withSession('POST', `${BASE}/${id}/key`, rita);
+    assert.equal(reviewerCollects.statusCode, 403, 'the key is the developer’s, not the reviewer’s');
+    const collected = await withSession('POST', `${BASE}/${id}/key`, alice);
+    assert.equal(collected.statusCode, 200, collected.body);
+  });
+
+  it('gives the signed-in developer an identity token: no grants, it applies and follows their applications', async (t) => {
+    const { app, signIn, withSession } = await setup(t, backend);
+    const alice = await signIn(ALICE);
+    assert.equal(
+      (await withSession('POST', '/auth/session/token', { cookie: alice.cookie })).statusCode,
+      403,
+    );
+    const issued = await withSession('POST', '/auth/session/token', alice);
+    assert.equal(issued.statusCode, 200, issued.body);
+    assert.equal(issued.headers['cache-control'], 'no-store');
+    const { token } = json(issued);
+    const claims = decodeJwt(token);
+    assert.equal(claims.sub, ALICE.id);
+    assert.equal(claims.scope, '');
+    const applied = await app.inject({
+      method: 'POST',
+      url: BASE,
+      headers: bearer(token),
+      payload: { name: 'scripted', grants: ['ping:read'] },
+    });
+    assert.equal(applied.statusCode, 200, applied.body);
+    assert.equal(json(await withSession('GET', BASE, alice)).data.length, 1, 'the same owner');
+    assert.equal(
+      (await app.inject({ method: 'GET', url: '/ping/Notch', headers: bearer(token) })).statusCode,
+      403,
+    );
+  });
+
+  it("shows the owner's usage today: requests, upstream lookups and 429s", async (t) => {
+    const { app, config, signIn, withSession } = await setup(t, backend);
+    const alice = await signIn(ALICE);
+    const token = await issueToken(app, config, { owner: BigInt(ALICE.id), grants: [] });
+    for (let round = 0; round < 3; round++)
+      await app.inject({ method: 'GET', url: BASE, headers: bearer(token) });
+    const me = json(await withSession('GET', '/auth/me', alice));
+    assert.equal(me.usage_today.day, new Date().toISOString().slice(0, 10));
+    assert.ok(me.usage_today.requests >= 3, JSON.stringify(me.usage_today));
+    assert.equal(me.usage_today.refused, 0);
+    const other = await issueToken(app, config, { owner: 5n, grants: [] });
+    // A request is counted once answered: another owner's first sees none of Alice's, nor itself.
+    const theirs = json(await app.inject({ method: 'GET', url: '/auth/me', headers: bearer(other) }));
+    assert.equal(theirs.usage_today.requests, 0, "another owner's usage is their own");
+  });
+});
+
+describeEachBackend('without Discord sign-in configured', (backend) => {
+  it('the portal and the sign-in routes are 404, and a session cookie opens nothing', async (t) => {
+    const { app } = await buildTestApp(t, { backend });
+    for (const url of [
+      '/auth/discord/login',
+      '/auth/discord/callback?code=x&state=y',
+      '/auth/session',
+      '/portal/',
+      '/portal/portal.js',
+    ]) {
+      const reply = await app.inject({ method: 'GET', url });
+      assert.equal(reply.statusCode, 404, `${url}: ${reply.body}`);
+    }
+    for (const url of ['/auth/logout', '/auth/session/token']) {
+      assert.equal((await app.inject({ method: 'POST', url })).statusCode, 404, url);
+    }
+    const withCookie = await app.inject({
+      method: 'GET',
+      url: BASE,
+      headers: { cookie: 'pds_session=anything' },
+    });
+    assert.equal(withCookie.statusCode, 401);
+    assert.equal(problemName(withCookie), 'TOKEN_MISSING');
+  });
+});
+
+export type { FakeDiscord };

@@ -216,6 +216,7 @@ function toConfig(env: Env): Config {
         .filter(Boolean)
         .map((id) => BigInt(id)),
       secureCookies: env.NODE_ENV === 'production',
+      rateLimitPerMinute: env.RATE_LIMIT_AUTH_PER_MINUTE,
       retentionJobEveryMs: env.RETENTION_JOB_INTERVAL_SECONDS * 1000,
     },
     operations: { metricsToken: env.METRICS_TOKEN },

@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { describeEachBackend } from '../helpers/backends.js';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
+import { startFakeDiscord } from '../helpers/fake-discord.js';
 import { startFakeUpstream } from '../helpers/fake-upstream.js';
 import {
   bodyFor,
@@ -164,7 +165,9 @@ describeEachBackend('hostile input, on every operation of the document', (backen
   async function setup(t: Parameters<typeof buildTestApp>[0]) {
     const upstream = await startFakeUpstream();
     t.after(() => upstream.close());
-    const test = await buildTestApp(t, { backend, upstream });
+    // Sign-in on, so that the portal's routes are in the document, and attacked, too.
+    const discord = await startFakeDiscord(t);
+    const test = await buildTestApp(t, { backend, upstream, env: discord.env('http://service.test') });
     const token = await issueToken(test.app, test.config, { owner: OWNER });
     const operations = operationsOf(await documentOf(test.app));
     assert.ok(operations.length >= 20, `the document lists ${operations.length} operations`);

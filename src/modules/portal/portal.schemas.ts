@@ -25,17 +25,6 @@ export const CallbackQuery = Type.Object(
   { additionalProperties: true },
 );
 
-/** A redirect: no body, a Location (and, for the sign-in, Set-Cookie). */
-export const RedirectSchema = (description: string) => ({
-  description,
-  // No body: @fastify/swagger documents a `null` answer without content.
-  type: 'null',
-  headers: {
-    location: { type: 'string', description: 'Where the browser goes next.' },
-    'set-cookie': { type: 'string', description: 'The sign-in’s state cookie, or the session cookie.' },
-  },
-});
-
 const SignedInSchema = Type.Object(
   {
     signed_in: Type.Literal(true),

@@ -7,20 +7,35 @@ import { SESSION_COOKIE, sessionIdOf } from '../../platform/auth/session.js';
 import { TokenPairSchema, tokenPairOf } from '../../platform/auth/token-pair.js';
 import { errorResponses } from '../../platform/error-response.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
-import { NO_STORE_HEADERS, responseDoc } from '../../platform/http/response-docs.js';
-import { CallbackQuery, LoginQuery, RedirectSchema, SessionSchema } from './portal.schemas.js';
+import { RATE_LIMIT_HEADERS } from '../../platform/http/rate-limit-headers.js';
+import {
+  type HeaderDocs,
+  NO_STORE_HEADERS,
+  redirectDoc,
+  responseDoc,
+  withHeaders,
+} from '../../platform/http/response-docs.js';
+import { CallbackQuery, LoginQuery, SessionSchema } from './portal.schemas.js';
 import { PORTAL_HOME, type SessionsService, SIGN_IN_SECONDS } from './sessions.service.js';
 
 /** The cookie that ties a sign-in to the browser that started it (login CSRF), for the callback only. */
 const STATE_COOKIE = 'pds_sign_in';
 const CALLBACK_PATH = '/auth/discord/callback';
 const TAGS = ['Auth'];
+const SET_COOKIE: HeaderDocs = {
+  'Set-Cookie': {
+    description: 'The sign-in’s state cookie, or the session cookie (and the spent state cookie cleared).',
+    schema: { type: 'string' },
+  },
+};
 /** The portal's own routes: its session, never a bearer token. */
 const SESSION = [{ sessionCookie: [] }];
 
 export interface SignInSettings {
   /** Cookies say Secure (sent over HTTPS only): in production. */
   readonly secureCookies: boolean;
+  /** Sign-ins started and finished per minute and client address (each writes or takes a row). */
+  readonly rateLimitPerMinute: number;
 }
 
 /**
@@ -29,8 +44,12 @@ export interface SignInSettings {
  * the signed-in developer. Registered only when Discord sign-in is configured: otherwise these are 404.
  */
 export const signInRoutes =
-  (sessions: SessionsService, { secureCookies }: SignInSettings): FastifyPluginAsyncTypebox =>
+  (
+    sessions: SessionsService,
+    { secureCookies, rateLimitPerMinute }: SignInSettings,
+  ): FastifyPluginAsyncTypebox =>
   async (app) => {
+    const limited = { addressLimitPerMinute: rateLimitPerMinute };
     const cookie = (name: string, value: string, maxAge: number, path = '/') =>
       stringifySetCookie({
         name,
@@ -58,6 +77,7 @@ export const signInRoutes =
     app.get(
       '/auth/discord/login',
       {
+        config: limited,
         schema: {
           tags: TAGS,
           operationId: 'signInWithDiscord',
@@ -68,8 +88,8 @@ export const signInRoutes =
           security: [],
           querystring: LoginQuery,
           response: {
-            302: RedirectSchema('To Discord, to sign in.'),
-            ...errorResponses(400),
+            302: redirectDoc('To Discord, to sign in.', { ...SET_COOKIE, ...RATE_LIMIT_HEADERS }),
+            ...withHeaders(errorResponses(400, 429), RATE_LIMIT_HEADERS),
           },
         },
       },
@@ -83,6 +103,7 @@ export const signInRoutes =
     app.get(
       CALLBACK_PATH,
       {
+        config: limited,
         schema: {
           tags: TAGS,
           operationId: 'discordCallback',
@@ -94,8 +115,14 @@ export const signInRoutes =
           security: [],
           querystring: CallbackQuery,
           response: {
-            302: RedirectSchema('Signed in: to the portal page the sign-in started from.'),
-            ...errorResponses(400, 502),
+            302: redirectDoc(
+              'Signed in (to the portal page the sign-in started from), or refused on Discord.',
+              {
+                ...SET_COOKIE,
+                ...RATE_LIMIT_HEADERS,
+              },
+            ),
+            ...withHeaders(errorResponses(400, 429, 502), RATE_LIMIT_HEADERS),
           },
         },
       },

@@ -67,6 +67,21 @@ export function responseDoc<S extends TSchema>(schema: S, options: ResponseDocOp
   };
 }
 
+/**
+ * A redirect: no body (`type: 'null'`, which @fastify/swagger documents without content), a `Location`,
+ * and the given headers.
+ */
+export function redirectDoc(description: string, headers: HeaderDocs = {}) {
+  return {
+    description,
+    type: 'null',
+    headers: renderHeaders({
+      Location: { description: 'Where the browser goes next.', schema: { type: 'string' }, required: true },
+      ...headers,
+    }),
+  } as const;
+}
+
 /** The same responses, each also declaring `headers` (the headers every answer of a route may carry). */
 export function withHeaders<R extends Readonly<Record<number, ResponseDoc>>>(
   responses: R,

@@ -218,6 +218,16 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
     assert.equal(discord.tokenRequests.at(-1)?.status, 400);
   });
 
+  it('limits sign-ins started per client address: a flood of them gets 429 and writes nothing more', async (t) => {
+    const { app } = await setup(t, backend, { RATE_LIMIT_AUTH_PER_MINUTE: '3' });
+    const statuses = [];
+    for (let attempt = 0; attempt < 6; attempt++)
+      statuses.push((await app.inject({ method: 'GET', url: '/auth/discord/login' })).statusCode);
+    assert.deepEqual(statuses, [302, 302, 302, 429, 429, 429]);
+    const { rows } = await sql<{ n: number }>`select count(*) as n from sign_in_attempts`.execute(app.db);
+    assert.equal(Number(rows[0]?.n), 3, 'a refused sign-in stores no state');
+  });
+
   it('never redirects off the portal: return_to must be a portal path', async (t) => {
     const { app, goToDiscord, callback } = await setup(t, backend);
     for (const evil of [

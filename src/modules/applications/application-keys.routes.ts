@@ -41,54 +41,43 @@ export const applicationKeysRoutes =
       RATE_LIMIT_HEADERS,
     );
 
-    app.post(
-      BASE,
+    // The two routes that hand out a key: collecting it (once), and rotating it.
+    const handOuts = [
       {
-        onRequest: app.requireGrant(undefined, { session: true }),
-        config: handsOutSecret,
-        schema: {
-          tags: TAGS,
-          operationId: 'collectApplicationKey',
-          summary: "Collect your approved application's key",
-          description:
-            "The application's key, made on approval, collected once by the application's owner (any token or " +
-            'portal session of theirs): the service keeps only its hash, so a second call is a 409; a lost key is ' +
-            'replaced by rotating it. Exchange the key for tokens at POST /auth/token.',
-          security,
-          params: ApplicationParams,
-          response: keyAnswer,
-        },
+        url: BASE,
+        operationId: 'collectApplicationKey',
+        summary: "Collect your approved application's key",
+        description:
+          "The application's key, made on approval, collected once by the application's owner (any token or " +
+          'portal session of theirs): the service keeps only its hash, so a second call is a 409; a lost key is ' +
+          'replaced by rotating it. Exchange the key for tokens at POST /auth/token.',
+        handOut: keys.collect,
       },
-      async (request, reply) => {
-        const collected = await keys.collect(principalOf(request).owner, request.params.id);
-        reply.header('cache-control', NO_STORE);
-        return { key: collected.key, status: keyStatusWire(collected.status) };
-      },
-    );
-
-    app.post(
-      `${BASE}/rotate`,
       {
-        onRequest: app.requireGrant(undefined, { session: true }),
-        config: handsOutSecret,
-        schema: {
-          tags: TAGS,
-          operationId: 'rotateApplicationKey',
-          summary: "Rotate your approved application's key",
-          description:
-            'Ends the current key (collected or not, or already revoked) and every token made from it, and returns ' +
-            "a new key, shown this once. The application's owner only.",
-          security,
-          params: ApplicationParams,
-          response: keyAnswer,
+        url: `${BASE}/rotate`,
+        operationId: 'rotateApplicationKey',
+        summary: "Rotate your approved application's key",
+        description:
+          'Ends the current key (collected or not, or already revoked) and every token made from it, and returns ' +
+          "a new key, shown this once. The application's owner only.",
+        handOut: keys.rotate,
+      },
+    ];
+    for (const { url, handOut, ...doc } of handOuts) {
+      app.post(
+        url,
+        {
+          onRequest: app.requireGrant(undefined, { session: true }),
+          config: handsOutSecret,
+          schema: { tags: TAGS, ...doc, security, params: ApplicationParams, response: keyAnswer },
         },
-      },
-      async (request, reply) => {
-        const rotated = await keys.rotate(principalOf(request).owner, request.params.id);
-        reply.header('cache-control', NO_STORE);
-        return { key: rotated.key, status: keyStatusWire(rotated.status) };
-      },
-    );
+        async (request, reply) => {
+          const { key, status } = await handOut(principalOf(request).owner, request.params.id);
+          reply.header('cache-control', NO_STORE);
+          return { key, status: keyStatusWire(status) };
+        },
+      );
+    }
 
     app.post(
       `${BASE}/revoke`,

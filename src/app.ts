@@ -32,6 +32,7 @@ import { logDestination, loggerOptions, RequestLogController } from './platform/
 import { httpMetrics } from './platform/metrics.js';
 import { requestContext, requestIdOf, stampHeaders } from './platform/request-context.js';
 import { createValidatorCompiler } from './platform/validation.js';
+import { BEARER_SCHEME_DESCRIPTION, gettingATokenHtml, WAY_IN } from './way-in.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -124,7 +125,11 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   await app.register(httpMetrics, { registry: shared.metrics });
   app.addHook('onRequest', readAcceptEncodingOnce);
   await app.register(compress, responseCompressionOptions);
-  await app.register(httpDocs, { publicUrl });
+  await app.register(httpDocs, {
+    publicUrl,
+    bearerDescription: BEARER_SCHEME_DESCRIPTION,
+    gettingStartedHtml: gettingATokenHtml(config.auth.refreshGraceSeconds),
+  });
   await app.register(addressLimits, { buckets: shared.buckets });
   await app.register(workBudgetHeaders);
 
@@ -133,6 +138,7 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   const modules = await createModules(config, shared);
   const gate: Gate = {
     authenticator: modules.authenticator,
+    wayIn: WAY_IN,
     budget: modules.workBudget,
     ...(modules.sessions ? { sessions: modules.sessions } : {}),
   };

@@ -17,6 +17,7 @@ import type { Authenticator } from './platform/auth/principal.js';
 import type { SessionAuthenticator } from './platform/auth/session.js';
 import { executorOf } from './platform/db/transactions.js';
 import { createWorkBudget, type WorkBudget } from './platform/limits/work-budget.js';
+import { WAY_IN } from './way-in.js';
 
 export interface Modules {
   /** Every module, in the order their routes are registered (and the reverse of the order they close). */
@@ -60,6 +61,7 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     settings: config.auth,
     secret,
     ...(shared.tokenRevocations ? { revocations: shared.tokenRevocations } : {}),
+    wayIn: WAY_IN,
     standings: {
       work: workBudget.standing,
       upstream: upstreams.quota.status,
@@ -74,6 +76,7 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
   });
   const portal = createPortalModule({
     db,
+    verifierKey: deriveKey(secret, 'sign-in-pkce-verifier'),
     tokens: tokens.service,
     settings: config.portal,
     log: shared.log,

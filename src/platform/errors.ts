@@ -96,6 +96,12 @@ const catalogue = {
     status: 401,
     reason: 'Your sign-in session has ended; sign in again.',
   },
+  IDENTITY_REQUIRED: {
+    code: 11016,
+    status: 403,
+    reason:
+      'Keys are managed from the developer portal, or with an identity token: not with a token that carries grants.',
+  },
   APPLICATION_NOT_FOUND: { code: 12001, status: 404, reason: 'There is no such application.' },
   APPLICATION_STATE_CONFLICT: {
     code: 12002,

@@ -32,6 +32,10 @@ function catalogueMarkdown(catalogue: readonly ErrorKind[]): string {
 export interface HttpDocsOptions {
   /** Where clients reach the service (PUBLIC_URL): the document's server. Relative (`/`) when undefined. */
   readonly publicUrl?: string | undefined;
+  /** How to get a token: the bearer scheme's description (the explorer's Authorize box). */
+  readonly bearerDescription?: string;
+  /** The docs page's section on getting a token (HTML), before the endpoints. */
+  readonly gettingStartedHtml?: string;
 }
 
 /** Headers every answer carries, errors included (platform/request-context.ts), as components.headers. */
@@ -137,7 +141,8 @@ function finishDocument(document: Json): Json {
  * Every operation states its `security` (`[]` when public). Every response carries the platform's headers
  * (API-Version, X-Request-Id); every route that documents its answers can also answer 413, 415, 500, 503.
  */
-export const httpDocs = fp(async (app: FastifyInstance, { publicUrl }: HttpDocsOptions) => {
+export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) => {
+  const { publicUrl, bearerDescription = 'An access token of the service.', gettingStartedHtml = '' } = docs;
   const options: FastifyDynamicSwaggerOptions = {
     openapi: {
       openapi: '3.1.0',
@@ -154,13 +159,7 @@ export const httpDocs = fp(async (app: FastifyInstance, { publicUrl }: HttpDocsO
             type: 'http',
             scheme: 'bearer',
             bearerFormat: 'JWT',
-            description:
-              'An access token of the service. Developers: sign in to the developer portal (`/portal/`) with Discord, ' +
-              "apply for access, and once approved collect your application's key there; exchange the key for a token " +
-              'at `POST /auth/token` (as often as needed), and paste the token here. To apply from a script, the ' +
-              'portal gives an identity token (`POST /auth/session/token`). Operators issue tokens with the command ' +
-              'line: `node dist/cli.js token issue --owner <discord id> [--grant <grant> ...]`. Refresh a token at ' +
-              '`POST /auth/refresh`. See /docs#getting-a-token.',
+            description: bearerDescription,
           },
           sessionCookie: {
             type: 'apiKey',
@@ -212,7 +211,9 @@ export const httpDocs = fp(async (app: FastifyInstance, { publicUrl }: HttpDocsO
     (request, reply) => openApiBody.send(request, reply),
   );
 
-  const pageBody = fixedBody('text/html; charset=utf-8', () => docsPage(app.swagger() as OpenApiDocument));
+  const pageBody = fixedBody('text/html; charset=utf-8', () =>
+    docsPage(app.swagger() as OpenApiDocument, gettingStartedHtml),
+  );
   app.get(
     '/docs',
     {
@@ -244,7 +245,7 @@ interface OpenApiDocument {
   paths?: Record<string, Record<string, { summary?: string; tags?: string[]; security?: unknown[] }>>;
 }
 
-function docsPage(document: OpenApiDocument): string {
+function docsPage(document: OpenApiDocument, gettingStarted: string): string {
   const endpoints = Object.entries(document.paths ?? {}).flatMap(([path, operations]) =>
     Object.entries(operations).map(
       ([method, operation]) =>
@@ -272,21 +273,7 @@ tr:target{background:#fff3c4}code{font-size:.95em}</style></head>
 <body><h1>${TITLE} <small>API 4.0</small></h1><p>${escapeHtml(SUMMARY)}</p>
 <p>The machine-readable description is <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1);
 try the endpoints in the <a href="/docs/ui">interactive explorer</a>.</p>
-<h2 id="getting-a-token">Getting a token</h2>
-<p><strong>Developers</strong>: open the <a href="/portal/">developer portal</a> and sign in with Discord (your Discord ID is
-your owner ID). Apply for the grants your bot needs; a reviewer approves or rejects the application. Once it is approved,
-collect its key in the portal (shown once: keep it with your bot's secrets; rotate it if it is lost or leaked). Your bot
-exchanges the key for a token at <code>POST /auth/token</code> <code>{"key": "pds_..."}</code> whenever it starts or its token
-expires, and sends the token as <code>Authorization: Bearer &lt;token&gt;</code>. A token can also be refreshed at
-<code>POST /auth/refresh</code>; two shards refreshing the same token within 30 seconds both get the same new token.
-To apply from a script instead, the portal gives an identity token (no grants) that may only apply and follow your
-applications.</p>
-<p><strong>Operators</strong>: <code>node dist/cli.js token issue --owner &lt;discord id&gt; --grant &lt;grant&gt; ...</code>
-prints a token (with no <code>--grant</code>, an identity token to apply with);
-<code>node dist/cli.js applications approve &lt;id&gt;</code> approves an application without printing any secret.
-Sign-in with Discord is on when <code>DISCORD_CLIENT_ID</code>, <code>DISCORD_CLIENT_SECRET</code> and
-<code>DISCORD_REDIRECT_URI</code> are set (otherwise the portal and the sign-in routes answer 404); reviewers in the portal
-are the Discord IDs of <code>PORTAL_REVIEWERS</code>.</p>
+${gettingStarted}
 <h2 id="endpoints">Endpoints</h2>
 <table><thead><tr><th>method</th><th>path</th><th>what</th><th>auth</th></tr></thead><tbody>
 ${endpoints.join('\n')}

@@ -108,7 +108,17 @@ const SECRET_KEYS = new Set([
   'x-api-key',
   'password',
   'secret',
+  'code_verifier',
+  'x-csrf-token',
+  'csrf_token',
 ]);
+
+/**
+ * Query parameters whose values never reach a log line, beside SECRET_KEYS: a sign-in's authorization code
+ * and state (its callback's query) and a key. Too common as names of fields (an error's `code`) to be
+ * redacted everywhere.
+ */
+const SECRET_PARAMS = new Set([...SECRET_KEYS, 'code', 'state', 'key']);
 
 export const REDACTED = '[redacted]';
 const MAX_DEPTH = 12;
@@ -160,7 +170,7 @@ export function redactUrl(url: string): string {
     .split('&')
     .map((pair) => {
       const name = pair.split('=', 1)[0] ?? '';
-      return isSecretKey(safeDecode(name)) ? `${name}=${REDACTED}` : pair;
+      return SECRET_PARAMS.has(safeDecode(name).toLowerCase()) ? `${name}=${REDACTED}` : pair;
     });
   return `${url.slice(0, query)}?${params.join('&')}`;
 }

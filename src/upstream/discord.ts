@@ -92,14 +92,21 @@ export function createDiscordClient(settings: DiscordSettings): DiscordClient {
       const id = typeof user.id === 'string' ? parseSnowflake(user.id) : undefined;
       if (id === undefined || typeof user.username !== 'string')
         throw unavailable('Discord described the user in an unexpected shape');
-      return {
-        id,
-        username: user.username.slice(0, 64),
-        globalName: typeof user.global_name === 'string' ? user.global_name.slice(0, 64) : null,
-      };
+      const username = shownText(user.username);
+      if (!username) throw unavailable('Discord gave the user no username');
+      const globalName = typeof user.global_name === 'string' ? shownText(user.global_name) : '';
+      return { id, username, globalName: globalName || null };
     },
   };
 }
+
+/** Control characters (C0, C1) and the invisible bidirectional controls, which would reorder what follows. */
+const UNSHOWABLE = /[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+const NAME_CHARACTERS = 64;
+
+/** A name as the portal shows it: without unshowable characters, at most 64 characters (whole ones). */
+const shownText = (text: string): string =>
+  Array.from(text.replace(UNSHOWABLE, '')).slice(0, NAME_CHARACTERS).join('');
 
 const unavailable = (developerReason: string): AppError =>
   AppError.of(ErrorKinds.DISCORD_UNAVAILABLE, { developerReason });

@@ -146,10 +146,13 @@ describe('command line', () => {
     );
     assert.match(approved.stderr, /collects its key/);
     assert.equal(answer.key.state, 'uncollected');
+    const identity = JSON.parse(
+      (await cli(env, 'token', 'issue', '--owner', '18446744073709551615')).stdout,
+    ).token;
     const collected = await service.inject({
       method: 'POST',
       url: `/admin/developer/applications/${first}/key`,
-      headers: bearer(developer),
+      headers: bearer(identity),
     });
     assert.equal(collected.statusCode, 200, collected.body);
     const exchanged = await service.inject({

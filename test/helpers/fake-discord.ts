@@ -24,8 +24,11 @@ export interface FakeDiscord {
   signInAs(user: DiscordTestUser): void;
   /** Make the authorize page answer with Discord's refusal (`error=access_denied`) instead. */
   deny(denied: boolean): void;
-  /** Misbehave: answer the token and users endpoints with this status, or never answer (`hang`). */
-  fail(how: false | { status: number } | 'hang'): void;
+  /**
+   * Misbehave: answer the token and users endpoints with this status, or never answer (`hang`); with
+   * `only: 'users'`, only `users/@me` (the code exchange has then succeeded: a failure midway).
+   */
+  fail(how: false | { status: number } | 'hang', options?: { only?: 'users' }): void;
   /** Every token request the fake saw, with its answer's status. */
   readonly tokenRequests: { readonly code: string; readonly status: number }[];
   /** The environment that points the service at this fake. */
@@ -49,6 +52,7 @@ export async function startFakeDiscord(t: Closer): Promise<FakeDiscord> {
   let user: DiscordTestUser = { id: '111111111111111111', username: 'developer', global_name: 'Developer' };
   let denied = false;
   let failure: false | { status: number } | 'hang' = false;
+  let failOnlyUsers = false;
   const hanging = new Set<ServerResponse>();
 
   const send = (response: ServerResponse, status: number, body: unknown) => {
@@ -100,7 +104,7 @@ export async function startFakeDiscord(t: Closer): Promise<FakeDiscord> {
       return;
     }
     if (request.method === 'POST' && url.pathname === '/oauth2/token') {
-      if (misbehaving(response)) return;
+      if (!failOnlyUsers && misbehaving(response)) return;
       const form = new URLSearchParams(await readBody(request));
       const code = form.get('code') ?? '';
       const answer = (status: number, body: unknown) => {
@@ -151,8 +155,9 @@ export async function startFakeDiscord(t: Closer): Promise<FakeDiscord> {
     deny(next) {
       denied = next;
     },
-    fail(how) {
+    fail(how, { only } = {}) {
       failure = how;
+      failOnlyUsers = only === 'users';
       if (!how) for (const response of hanging) response.destroy();
     },
     env: (serviceUrl) => ({

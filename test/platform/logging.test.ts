@@ -34,6 +34,11 @@ describe('logging', () => {
       },
     );
     assert.equal(redactUrl('/a?x=1&token=abc&Token=d'), `/a?x=1&token=${REDACTED}&Token=${REDACTED}`);
+    assert.equal(
+      redactUrl('/auth/discord/callback?state=s3cr3t&code=c0de&extra=1'),
+      `/auth/discord/callback?state=${REDACTED}&code=${REDACTED}&extra=1`,
+      "a sign-in's code and state",
+    );
   });
 
   it('writes one JSON line per request with route, status and duration, and never a secret', async (t) => {

@@ -209,6 +209,11 @@ describeOrSkip('the developer portal in a browser', { skip }, () => {
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => document.activeElement?.className), 'skip');
     await page.keyboard.press('Enter');
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.id),
+      'main',
+      'the skip link moves focus to the content',
+    );
     await page.focus('#apply-name');
     await page.keyboard.type('Keyboard bot');
     await page.keyboard.press('Tab');

@@ -48,9 +48,10 @@ export const applicationKeysRoutes =
         operationId: 'collectApplicationKey',
         summary: "Collect your approved application's key",
         description:
-          "The application's key, made on approval, collected once by the application's owner (any token or " +
-          'portal session of theirs): the service keeps only its hash, so a second call is a 409; a lost key is ' +
-          'replaced by rotating it. Exchange the key for tokens at POST /auth/token.',
+          "The application's key, made on approval, collected once by the application's owner: the service keeps " +
+          'only its hash, so a second call is a 409; a lost key is replaced by rotating it. Exchange the key for ' +
+          'tokens at POST /auth/token. Keys are managed with the portal session or an identity token (no grants); ' +
+          'a token that carries grants is refused (403 IDENTITY_REQUIRED).',
         handOut: keys.collect,
       },
       {
@@ -59,7 +60,7 @@ export const applicationKeysRoutes =
         summary: "Rotate your approved application's key",
         description:
           'Ends the current key (collected or not, or already revoked) and every token made from it, and returns ' +
-          "a new key, shown this once. The application's owner only.",
+          "a new key, shown this once. The application's owner only, with the portal session or an identity token.",
         handOut: keys.rotate,
       },
     ];
@@ -67,7 +68,7 @@ export const applicationKeysRoutes =
       app.post(
         url,
         {
-          onRequest: app.requireGrant(undefined, { session: true }),
+          onRequest: app.requireGrant(undefined, { session: true, identity: true }),
           config: handsOutSecret,
           schema: { tags: TAGS, ...doc, security, params: ApplicationParams, response: keyAnswer },
         },
@@ -82,7 +83,7 @@ export const applicationKeysRoutes =
     app.post(
       `${BASE}/revoke`,
       {
-        onRequest: app.requireGrant(undefined, { session: true }),
+        onRequest: app.requireGrant(undefined, { session: true, identity: true }),
         config: { workCost: WorkCost.write },
         schema: {
           tags: TAGS,
@@ -90,7 +91,8 @@ export const applicationKeysRoutes =
           summary: "Revoke your approved application's key",
           description:
             'Ends the current key and every token made from it (they answer 401 from then on); the application ' +
-            "stays approved, and rotating makes a new key. The application's owner only.",
+            "stays approved, and rotating makes a new key. The application's owner only, with the portal session or an " +
+            'identity token.',
           security,
           params: ApplicationParams,
           response: { 200: responseDoc(KeyStatusSchema), ...errorResponses(400, 401, 403, 404, 409) },

@@ -1,5 +1,6 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { bearerChallenge } from '../../platform/auth/auth-errors.js';
+import { hashSecret } from '../../platform/auth/secret-hash.js';
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
 import type { IssuedToken, TokensService } from '../tokens/tokens.service.js';
@@ -28,6 +29,8 @@ export type KeyStatus =
   | {
       readonly state: 'ended';
       readonly madeAt: number;
+      /** When its owner had collected it; null if it ended uncollected. */
+      readonly collectedAt: number | null;
       readonly endedAt: number;
       readonly reason: KeyEndReason;
     };
@@ -47,18 +50,14 @@ export interface ApplicationKeysService {
   revoke(owner: bigint, applicationId: string): Promise<KeyStatus>;
   /** A new token for the key's application, with its grants (`POST /auth/token`); 401 for a bad key. */
   exchange(key: string): Promise<IssuedToken>;
-  /** Where the application's key stands; null before approval. */
-  statusOf(applicationId: string, executor?: Executor): Promise<KeyStatus | null>;
 }
 
 export interface ApplicationKeysServiceDeps {
   readonly db: Executor;
-  readonly tokens: Pick<TokensService, 'issue' | 'revokeKey'>;
+  readonly tokens: Pick<TokensService, 'issue' | 'revoke' | 'revokeKey'>;
   readonly now?: () => number;
 }
 
-/** The stored form of a key's secret: SHA-256, hex. A key is 256 random bits, so no slow hash is needed. */
-const hashOf = (key: string): string => createHash('sha256').update(key).digest('hex');
 const newKey = (): string => KEY_PREFIX + randomBytes(32).toString('base64url');
 
 /**
@@ -87,10 +86,21 @@ export async function endKeys(
   }
 }
 
-export function statusOfKey(key: KeyRecord | undefined): KeyStatus | null {
+/** Where the application's key stands, read through `executor`; null before approval. */
+export async function keyStatusOf(executor: Executor, applicationId: string): Promise<KeyStatus | null> {
+  return statusOfKey(await createApplicationKeysRepository(executor).newest(applicationId));
+}
+
+function statusOfKey(key: KeyRecord | undefined): KeyStatus | null {
   if (!key) return null;
   if (key.endedAt !== null)
-    return { state: 'ended', madeAt: key.madeAt, endedAt: key.endedAt, reason: key.endedReason ?? 'revoked' };
+    return {
+      state: 'ended',
+      madeAt: key.madeAt,
+      collectedAt: key.collectedAt,
+      endedAt: key.endedAt,
+      reason: key.endedReason ?? 'revoked',
+    };
   if (key.collectedAt === null) return { state: 'uncollected', madeAt: key.madeAt };
   return { state: 'active', madeAt: key.madeAt, collectedAt: key.collectedAt, lastUsedAt: key.lastUsedAt };
 }
@@ -126,18 +136,27 @@ export function createApplicationKeysService({
     return application;
   }
 
+  /**
+   * An application approved before keys existed got a token chain on approval (its credential): rotating
+   * or revoking the key ends that chain too, so that its owner can stop every token of the application.
+   */
+  async function endCredential(transaction: Executor, application: ApplicationRecord): Promise<void> {
+    if (application.credentialJti) await tokens.revoke(application.credentialJti, { within: transaction });
+  }
+
   return {
     async collect(owner, applicationId) {
       return inTransaction(db, async (transaction) => {
         await ownApproved(transaction, owner, applicationId);
         const keys = createApplicationKeysRepository(transaction);
         const current = await keys.newest(applicationId);
+        if (!current) throw noKeyYet();
         const key = newKey();
         const at = now();
-        if (!current || current.endedAt !== null || !(await keys.collect(current.id, hashOf(key), at))) {
+        if (current.endedAt !== null || !(await keys.collect(current.id, hashSecret(key), at))) {
           throw AppError.of(ErrorKinds.KEY_ALREADY_COLLECTED, {
             developerReason:
-              current?.endedAt != null
+              current.endedAt !== null
                 ? 'the key was revoked: rotate it (POST .../key/rotate) to make a new one'
                 : 'the key is collected once; if it is lost, rotate it (POST .../key/rotate): that ends the old one',
           });
@@ -151,15 +170,16 @@ export function createApplicationKeysService({
 
     async rotate(owner, applicationId) {
       return inTransaction(db, async (transaction) => {
-        await ownApproved(transaction, owner, applicationId);
+        const application = await ownApproved(transaction, owner, applicationId);
         const at = now();
         await endKeys(transaction, tokens, applicationId, 'rotated', at);
+        await endCredential(transaction, application);
         const key = newKey();
         await createApplicationKeysRepository(transaction).insert({
           id: randomUUID(),
           applicationId,
           madeAt: at,
-          hash: hashOf(key),
+          hash: hashSecret(key),
         });
         return { key, status: { state: 'active', madeAt: at, collectedAt: at, lastUsedAt: null } };
       });
@@ -167,16 +187,17 @@ export function createApplicationKeysService({
 
     async revoke(owner, applicationId) {
       return inTransaction(db, async (transaction) => {
-        await ownApproved(transaction, owner, applicationId);
+        const application = await ownApproved(transaction, owner, applicationId);
         await endKeys(transaction, tokens, applicationId, 'revoked', now());
-        const status = statusOfKey(await createApplicationKeysRepository(transaction).newest(applicationId));
-        if (!status) throw new Error(`approved application ${applicationId} has no key`);
+        const status = await keyStatusOf(transaction, applicationId);
+        if (!status) throw noKeyYet();
+        await endCredential(transaction, application);
         return status;
       });
     },
 
     async exchange(key) {
-      const found = await createApplicationKeysRepository(db).findByHash(hashOf(key));
+      const found = await createApplicationKeysRepository(db).findByHash(hashSecret(key));
       if (!found) throw keyInvalid('the key was never issued by this service');
       if (found.endedAt !== null) throw keyInvalid(endedReason(found));
       return inTransaction(db, async (transaction) => {
@@ -190,10 +211,6 @@ export function createApplicationKeysService({
           throw keyInvalid(`the application is ${application?.state ?? 'gone'}`);
         return tokens.issue(application.owner, application.grants, { keyId: found.id, within: transaction });
       });
-    },
-
-    async statusOf(applicationId, executor = db) {
-      return statusOfKey(await createApplicationKeysRepository(executor).newest(applicationId));
     },
   };
 }
@@ -209,6 +226,13 @@ function endedReason(key: KeyRecord): string {
       return `the key was revoked at ${at}: its owner can make a new one by rotating it`;
   }
 }
+
+/** An approved application without a key: approved before keys existed. Rotating makes its first. */
+const noKeyYet = (): AppError =>
+  AppError.of(ErrorKinds.KEY_NOT_AVAILABLE, {
+    developerReason:
+      'the application was approved before applications had keys: rotate (POST .../key/rotate) to make its first key',
+  });
 
 const keyInvalid = (developerReason: string): AppError =>
   AppError.of(ErrorKinds.KEY_INVALID, { developerReason, headers: bearerChallenge('invalid_token') });

@@ -23,7 +23,7 @@ export function keyStatusWire(key: KeyStatus): KeyStatusWire {
   return {
     state: key.state,
     made_at: time(key.madeAt),
-    collected_at: timeOrNull(key.state === 'active' ? key.collectedAt : null),
+    collected_at: timeOrNull(key.state === 'uncollected' ? null : key.collectedAt),
     last_used_at: timeOrNull(key.state === 'active' ? key.lastUsedAt : null),
     ended_at: timeOrNull(key.state === 'ended' ? key.endedAt : null),
     ended_reason: key.state === 'ended' ? key.reason : null,

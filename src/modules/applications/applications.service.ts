@@ -5,8 +5,7 @@ import { type Executor, inTransaction } from '../../platform/db/transactions.js'
 import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
 import { decodeCursor, pageOf } from '../../platform/pagination.js';
 import type { TokensService } from '../tokens/tokens.service.js';
-import { createApplicationKeysRepository } from './application-keys.repository.js';
-import { endKeys, type KeyStatus, makeKey, statusOfKey } from './application-keys.service.js';
+import { endKeys, type KeyStatus, keyStatusOf, makeKey } from './application-keys.service.js';
 import {
   type ApplicationRecord,
   type ApplicationState,
@@ -115,9 +114,9 @@ export function createApplicationsService({
   async function detail(executor: Executor, record: ApplicationRecord): Promise<ApplicationDetail> {
     const [history, key] = await Promise.all([
       createApplicationsRepository(executor).history(record.id),
-      createApplicationKeysRepository(executor).newest(record.id),
+      keyStatusOf(executor, record.id),
     ]);
-    return { ...record, history, key: statusOfKey(key) };
+    return { ...record, history, key };
   }
 
   async function found(executor: Executor, id: string): Promise<ApplicationRecord> {

@@ -1,5 +1,5 @@
 import type { AppModule } from '../../platform/app-module.js';
-import { type PeriodicJob, startPeriodicJob } from '../../platform/db/periodic-job.js';
+import { periodicJobOf } from '../../platform/db/periodic-job.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { UsageMeter } from '../../platform/limits/usage-meter.js';
 import type { Logger } from '../../platform/logger.js';
@@ -32,7 +32,14 @@ export function createOwnerUsageModule({
 }: OwnerUsageModuleDeps): AppModule<OwnerUsageService> {
   const service = createOwnerUsageService({ db, meter, settings });
   let flushes: NodeJS.Timeout | undefined;
-  let purge: PeriodicJob | undefined;
+  const purge = periodicJobOf({
+    name: 'owner-usage-purge',
+    everyMs: settings.retentionJobEveryMs,
+    db,
+    log,
+    run: () => service.purge(),
+  });
+  let busy = false;
   const flush = () =>
     service
       .flush()
@@ -43,19 +50,21 @@ export function createOwnerUsageModule({
     name: 'owner-usage',
     service,
     start() {
-      flushes = setInterval(flush, USAGE_FLUSH_MS);
+      // A tick while a flush is still under way (a slow database) is skipped: the next takes its counts.
+      flushes = setInterval(() => {
+        if (busy) return;
+        busy = true;
+        void flush().finally(() => {
+          busy = false;
+        });
+      }, USAGE_FLUSH_MS);
       flushes.unref();
-      purge = startPeriodicJob({
-        name: 'owner-usage-purge',
-        everyMs: settings.retentionJobEveryMs,
-        db,
-        log,
-        run: () => service.purge(),
-      });
+      purge.start();
     },
     async close() {
       clearInterval(flushes);
-      await purge?.close();
+      await purge.close();
+      // After any flush under way: the last counts are written before the database closes.
       await flush();
     },
   };

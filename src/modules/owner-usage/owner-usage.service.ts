@@ -1,5 +1,10 @@
 import type { Executor } from '../../platform/db/transactions.js';
-import { dayOf, type UsageCounts, type UsageMeter } from '../../platform/limits/usage-meter.js';
+import {
+  dayOf,
+  type UsageCounts,
+  type UsageEntry,
+  type UsageMeter,
+} from '../../platform/limits/usage-meter.js';
 import { createOwnerUsageRepository } from './owner-usage.repository.js';
 
 export interface OwnerUsage extends UsageCounts {
@@ -10,11 +15,16 @@ export interface OwnerUsage extends UsageCounts {
 export interface OwnerUsageService {
   /** The owner's usage today (UTC), as every instance has stored it, and this one's not stored yet. */
   today(owner: bigint): Promise<OwnerUsage>;
-  /** Stores what this instance counted (put back to be stored next time if the write fails). */
+  /**
+   * Stores what this instance counted (put back to be stored next time if the write fails); one flush at a
+   * time.
+   */
   flush(): Promise<void>;
   /** Deletes the days older than the retention; how many rows. */
   purge(): Promise<{ deleted: number }>;
 }
+
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 export interface OwnerUsageSettings {
   /** How many days of usage are kept. */
@@ -33,27 +43,43 @@ export function createOwnerUsageService({
   readonly now?: () => number;
 }): OwnerUsageService {
   const repository = createOwnerUsageRepository(db);
+  /** The flush under way (one at a time), and the entries it is writing (counted by `today` meanwhile). */
+  let flushing: Promise<void> | undefined;
+  let writing: readonly UsageEntry[] = [];
+
+  async function write(): Promise<void> {
+    // Sorted, so that two instances adding to the same rows lock them in one order (no deadlock).
+    writing = meter.drain().sort((a, b) => compare(a.owner, b.owner) || compare(a.day, b.day));
+    try {
+      await repository.add(writing);
+    } catch (error) {
+      meter.restore(writing);
+      throw error;
+    } finally {
+      writing = [];
+    }
+  }
+
   return {
     async today(owner) {
       const day = dayOf(now());
-      const stored = await repository.day(owner.toString(), day);
-      const pending = meter.pending(owner.toString(), day);
-      return {
-        day,
-        requests: stored.requests + pending.requests,
-        upstream: stored.upstream + pending.upstream,
-        refused: stored.refused + pending.refused,
-      };
+      const id = owner.toString();
+      // Read what is being written before the stored row: a count is in one or the other, or both for an
+      // instant (never in neither).
+      const inFlight = writing.find((entry) => entry.owner === id && entry.day === day)?.counts;
+      const pending = meter.pending(id, day);
+      const stored = await repository.day(id, day);
+      const sum = (kind: keyof UsageCounts) => stored[kind] + pending[kind] + (inFlight?.[kind] ?? 0);
+      return { day, requests: sum('requests'), upstream: sum('upstream'), refused: sum('refused') };
     },
 
     async flush() {
-      const entries = meter.drain();
-      try {
-        await repository.add(entries);
-      } catch (error) {
-        meter.restore(entries);
-        throw error;
-      }
+      // A flush asked for while one runs waits for it, then writes what came since.
+      while (flushing) await flushing.catch(() => undefined);
+      flushing = write().finally(() => {
+        flushing = undefined;
+      });
+      return flushing;
     },
 
     async purge() {

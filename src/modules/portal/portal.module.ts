@@ -1,6 +1,6 @@
 import type { AppModule } from '../../platform/app-module.js';
 import type { SessionAuthenticator } from '../../platform/auth/session.js';
-import { type PeriodicJob, startPeriodicJob } from '../../platform/db/periodic-job.js';
+import { periodicJobOf } from '../../platform/db/periodic-job.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { Logger } from '../../platform/logger.js';
 import { createDiscordClient, type DiscordSettings } from '../../upstream/discord.js';
@@ -11,7 +11,9 @@ import { type SignInSettings, signInRoutes } from './sign-in.routes.js';
 
 export interface PortalModuleDeps {
   readonly db: Executor;
-  readonly tokens: Pick<TokensService, 'issue'>;
+  /** The key sign-ins' PKCE verifiers are derived with (from the signing secret: `deriveKey`). */
+  readonly verifierKey: Buffer;
+  readonly tokens: Pick<TokensService, 'issue' | 'revokeKey'>;
   readonly settings: SessionsSettings &
     SignInSettings & {
       /** Discord's OAuth2 application; undefined: sign-in, sessions and the portal are off (404). */
@@ -32,15 +34,28 @@ export interface PortalModule extends AppModule<SessionsService | undefined> {
  * use the applications' and keys' routes with the session). Off, and every route of it a 404, unless
  * Discord sign-in is configured.
  */
-export function createPortalModule({ db, tokens, settings, log }: PortalModuleDeps): PortalModule {
+export function createPortalModule({
+  db,
+  verifierKey,
+  tokens,
+  settings,
+  log,
+}: PortalModuleDeps): PortalModule {
   if (!settings.discord) return { name: 'portal', service: undefined, sessions: undefined };
   const service = createSessionsService({
     db,
+    verifierKey,
     discord: createDiscordClient(settings.discord),
     tokens,
     settings,
   });
-  let purge: PeriodicJob | undefined;
+  const purge = periodicJobOf({
+    name: 'portal-sessions-purge',
+    everyMs: settings.retentionJobEveryMs,
+    db,
+    log,
+    run: () => service.purge(),
+  });
   return {
     name: 'portal',
     service,
@@ -49,17 +64,7 @@ export function createPortalModule({ db, tokens, settings, log }: PortalModuleDe
       await app.register(signInRoutes(service, settings));
       await app.register(portalRoutes);
     },
-    start() {
-      purge = startPeriodicJob({
-        name: 'portal-sessions-purge',
-        everyMs: settings.retentionJobEveryMs,
-        db,
-        log,
-        run: () => service.purge(),
-      });
-    },
-    async close() {
-      await purge?.close();
-    },
+    start: () => purge.start(),
+    close: () => purge.close(),
   };
 }

@@ -11,8 +11,6 @@ export type PortalTables = {
 export type SignInAttemptsTable = {
   /** SHA-256 of the `state` (hex). */
   state_hash: string;
-  /** The PKCE verifier of the challenge sent to Discord. */
-  code_verifier: string;
   /** Where the browser goes once signed in: a path of the portal. */
   return_to: string;
   expires_at: number;

@@ -3,7 +3,6 @@ import type { Executor } from '../../platform/db/transactions.js';
 import type { PortalTables } from './portal.tables.js';
 
 export interface SignInAttempt {
-  readonly codeVerifier: string;
   readonly returnTo: string;
   readonly expiresAt: number;
 }
@@ -25,7 +24,6 @@ export function createSessionsRepository(executor: Executor) {
         .insertInto('sign_in_attempts')
         .values({
           state_hash: stateHash,
-          code_verifier: attempt.codeVerifier,
           return_to: attempt.returnTo,
           expires_at: attempt.expiresAt,
         })
@@ -37,12 +35,10 @@ export function createSessionsRepository(executor: Executor) {
       const rows = await db
         .deleteFrom('sign_in_attempts')
         .where('state_hash', '=', stateHash)
-        .returning(['code_verifier', 'return_to', 'expires_at'])
+        .returning(['return_to', 'expires_at'])
         .execute();
       const row = rows[0];
-      return (
-        row && { codeVerifier: row.code_verifier, returnTo: row.return_to, expiresAt: Number(row.expires_at) }
-      );
+      return row && { returnTo: row.return_to, expiresAt: Number(row.expires_at) };
     },
 
     async addSession(idHash: string, session: SessionRecord): Promise<void> {

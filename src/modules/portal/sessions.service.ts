@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { generateCodeVerifier, generateState } from 'arctic';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { generateState } from 'arctic';
 import type { Grant } from '../../platform/auth/grants.js';
+import { hashSecret } from '../../platform/auth/secret-hash.js';
 import type { SessionAuthenticator } from '../../platform/auth/session.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
@@ -10,8 +11,11 @@ import { createSessionsRepository } from './sessions.repository.js';
 
 /** Where a signed-in browser goes when the sign-in named no page. */
 export const PORTAL_HOME = '/portal/';
-/** A page of the portal: `/portal/` and plain path segments; nothing that could lead off the site. */
-const PORTAL_PATH = /^\/portal\/(?:[A-Za-z0-9_-]+\/?)*$/;
+/**
+ * A page of the portal: `/portal/` and plain path segments; nothing that could lead off the site. Each
+ * segment but the last ends in `/`, so the match is linear (no backtracking on a long refused path).
+ */
+const PORTAL_PATH = /^\/portal\/(?:[A-Za-z0-9_-]+\/)*[A-Za-z0-9_-]*$/;
 /** How long the browser has to come back from Discord. */
 export const SIGN_IN_SECONDS = 600;
 
@@ -51,8 +55,11 @@ export interface SessionsService extends SessionAuthenticator {
   finishSignIn(input: { state?: string; stateCookie?: string; code?: string }): Promise<SignInFinish>;
   session(sessionId: string): Promise<Session | undefined>;
   signOut(sessionId: string): Promise<void>;
-  /** A token with no grant for the signed-in owner: it may apply for access and follow their applications. */
-  identityToken(owner: bigint): Promise<IssuedToken>;
+  /**
+   * A token with no grant for the session's owner: it may apply for access, follow their applications and
+   * manage their keys. It ends with the session (signing out revokes it, and what was refreshed from it).
+   */
+  identityToken(owner: bigint, sessionId: string): Promise<IssuedToken>;
   /** Deletes expired sign-ins and sessions. */
   purge(): Promise<{ attempts: number; sessions: number }>;
 }
@@ -65,20 +72,27 @@ export interface SessionsSettings {
 
 export interface SessionsServiceDeps {
   readonly db: Executor;
+  /**
+   * A key of the service's own (derived from its signing secret): a sign-in's PKCE verifier is derived
+   * from its state with it, so no verifier is ever stored.
+   */
+  readonly verifierKey: Buffer;
   readonly discord: DiscordClient;
-  readonly tokens: Pick<TokensService, 'issue'>;
+  readonly tokens: Pick<TokensService, 'issue' | 'revokeKey'>;
   readonly settings: SessionsSettings;
   readonly now?: () => number;
 }
 
-const hashOf = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 /** The session's CSRF token: derived from its id (which only its browser has), so nothing more is stored. */
 const csrfTokenOf = (sessionId: string): string =>
   createHash('sha256').update(`csrf:${sessionId}`).digest('base64url');
 const REVIEW: Grant = 'applications:review';
+/** What the identity tokens of a session are recorded as made from: ending the session ends them. */
+const sourceOf = (sessionId: string): string => `session:${hashSecret(sessionId)}`;
 
 export function createSessionsService({
   db,
+  verifierKey,
   discord,
   tokens,
   settings,
@@ -86,12 +100,15 @@ export function createSessionsService({
 }: SessionsServiceDeps): SessionsService {
   const repository = createSessionsRepository(db);
   const reviewers = new Set(settings.reviewers);
+  /** The PKCE verifier of a sign-in: 43 base64url characters (RFC 7636's minimum), from its state. */
+  const verifierOf = (state: string): string =>
+    createHmac('sha256', verifierKey).update(state).digest('base64url');
 
   const stateInvalid = (developerReason: string) =>
     AppError.of(ErrorKinds.SIGN_IN_STATE_INVALID, { developerReason });
 
   async function session(sessionId: string): Promise<Session | undefined> {
-    const record = await repository.liveSession(hashOf(sessionId), now());
+    const record = await repository.liveSession(hashSecret(sessionId), now());
     if (!record) return undefined;
     return {
       owner: record.owner,
@@ -111,13 +128,8 @@ export function createSessionsService({
         });
       }
       const state = generateState();
-      const codeVerifier = generateCodeVerifier();
-      await repository.addAttempt(hashOf(state), {
-        codeVerifier,
-        returnTo,
-        expiresAt: now() + SIGN_IN_SECONDS * 1000,
-      });
-      return { url: discord.authorizationUrl(state, codeVerifier).toString(), state };
+      await repository.addAttempt(hashSecret(state), { returnTo, expiresAt: now() + SIGN_IN_SECONDS * 1000 });
+      return { url: discord.authorizationUrl(state, verifierOf(state)).toString(), state };
     },
 
     async finishSignIn({ state, stateCookie, code }) {
@@ -128,14 +140,14 @@ export function createSessionsService({
           'the state is not the one this browser started the sign-in with (its cookie): start the sign-in again here',
         );
       }
-      const attempt = await repository.takeAttempt(hashOf(state));
+      const attempt = await repository.takeAttempt(hashSecret(state));
       if (!attempt) throw stateInvalid('the state was used already, or never started here');
       if (attempt.expiresAt <= now())
         throw stateInvalid(`the sign-in was started more than ${SIGN_IN_SECONDS / 60} minutes ago`);
-      const user = await discord.identify(code, attempt.codeVerifier);
+      const user = await discord.identify(code, verifierOf(state));
       const sessionId = randomBytes(32).toString('base64url');
       const createdAt = now();
-      await repository.addSession(hashOf(sessionId), {
+      await repository.addSession(hashSecret(sessionId), {
         owner: user.id,
         username: user.username,
         globalName: user.globalName,
@@ -162,9 +174,12 @@ export function createSessionsService({
       };
     },
 
-    signOut: (sessionId) => repository.endSession(hashOf(sessionId), now()),
+    async signOut(sessionId) {
+      await repository.endSession(hashSecret(sessionId), now());
+      await tokens.revokeKey(sourceOf(sessionId));
+    },
 
-    identityToken: (owner) => tokens.issue(owner, []),
+    identityToken: (owner, sessionId) => tokens.issue(owner, [], { keyId: sourceOf(sessionId) }),
 
     purge: () => repository.purge(now()),
   };

@@ -1,12 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { parseCookie, stringifySetCookie } from 'cookie';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bearerChallenge } from '../../platform/auth/auth-errors.js';
+import type { FastifyReply } from 'fastify';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { SESSION_COOKIE, sessionIdOf } from '../../platform/auth/session.js';
 import { TokenPairSchema, tokenPairOf } from '../../platform/auth/token-pair.js';
 import { errorResponses } from '../../platform/error-response.js';
-import { AppError, ErrorKinds } from '../../platform/errors.js';
 import { RATE_LIMIT_HEADERS } from '../../platform/http/rate-limit-headers.js';
 import {
   type HeaderDocs,
@@ -15,6 +13,7 @@ import {
   responseDoc,
   withHeaders,
 } from '../../platform/http/response-docs.js';
+import { WorkCost } from '../../platform/limits/work-budget.js';
 import { CallbackQuery, LoginQuery, SessionSchema } from './portal.schemas.js';
 import { PORTAL_HOME, type SessionsService, SIGN_IN_SECONDS } from './sessions.service.js';
 
@@ -60,17 +59,6 @@ export const signInRoutes =
         path,
         maxAge,
       });
-    /** The signed-in caller; a bearer token is not a session (401). */
-    const sessionOf = (request: FastifyRequest) => {
-      const principal = principalOf(request);
-      if (!principal.session) {
-        throw AppError.of(ErrorKinds.SESSION_INVALID, {
-          developerReason: 'this route takes the portal’s session cookie, not a bearer token',
-          headers: bearerChallenge(),
-        });
-      }
-      return principal;
-    };
     const redirect = (reply: FastifyReply, location: string) =>
       reply.code(302).header('location', location).header('cache-control', 'no-store').send();
 
@@ -178,7 +166,7 @@ export const signInRoutes =
     app.post(
       '/auth/logout',
       {
-        onRequest: app.requireGrant(undefined, { session: true }),
+        onRequest: app.requireGrant(undefined, { session: 'only' }),
         schema: {
           tags: TAGS,
           operationId: 'signOut',
@@ -190,7 +178,6 @@ export const signInRoutes =
         },
       },
       async (request, reply) => {
-        sessionOf(request);
         await sessions.signOut(sessionIdOf(request) ?? '');
         return reply
           .code(204)
@@ -202,25 +189,31 @@ export const signInRoutes =
     app.post(
       '/auth/session/token',
       {
-        onRequest: app.requireGrant(undefined, { session: true }),
+        onRequest: app.requireGrant(undefined, { session: 'only' }),
+        config: { ...limited, workCost: WorkCost.write },
         schema: {
           tags: TAGS,
           operationId: 'issueIdentityToken',
           summary: 'An identity token for the signed-in developer',
           description:
             'A bearer token with no grant, for the signed-in developer: it may apply for access ' +
-            '(POST /admin/developer/applications) and follow their own applications, from a script or the API explorer.',
+            '(POST /admin/developer/applications), follow their own applications and manage their keys, from a ' +
+            'script or the API explorer. Signing out revokes it (and what was refreshed from it). Limited per ' +
+            'client address (RateLimit policy "address").',
           security: SESSION,
-          response: {
-            200: responseDoc(TokenPairSchema, { headers: NO_STORE_HEADERS }),
-            ...errorResponses(401, 403),
-          },
+          response: withHeaders(
+            {
+              200: responseDoc(TokenPairSchema, { headers: NO_STORE_HEADERS }),
+              ...errorResponses(401, 403, 429),
+            },
+            RATE_LIMIT_HEADERS,
+          ),
         },
       },
       async (request, reply) => {
-        const { owner } = sessionOf(request);
+        const { owner } = principalOf(request);
         reply.header('cache-control', 'no-store');
-        return tokenPairOf(await sessions.identityToken(owner));
+        return tokenPairOf(await sessions.identityToken(owner, sessionIdOf(request) ?? ''));
       },
     );
   };

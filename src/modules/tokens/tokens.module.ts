@@ -26,6 +26,8 @@ export interface TokensModuleDeps {
   readonly standings: Standings;
   /** Where a failed read of the change mark is told. */
   readonly log?: Pick<Logger, 'warn'>;
+  /** Where a token comes from, said when one has been revoked. */
+  readonly wayIn?: string;
 }
 
 /** Tokens: issuing, refreshing with rotation, revoking, and authenticating requests (the app's guard). */
@@ -36,9 +38,16 @@ export function createTokensModule({
   revocations,
   standings,
   log,
+  wayIn,
 }: TokensModuleDeps): AppModule<TokensService> {
   const codec = createTokenCodec(secret, settings);
-  const service = createTokensService({ db, codec, settings, ...(revocations ? { revocations } : {}) });
+  const service = createTokensService({
+    db,
+    codec,
+    settings,
+    ...(revocations ? { revocations } : {}),
+    ...(wayIn ? { wayIn } : {}),
+  });
   let checks: NodeJS.Timeout | undefined;
   const check = () =>
     service

@@ -12,7 +12,10 @@ export interface TokenRecord {
   readonly grants: readonly Grant[];
   readonly chainId: string;
   readonly rotatedFrom: string | null;
-  /** The application key the chain was made from (`POST /auth/token`); null when an operator issued it. */
+  /**
+   * What the chain was made from: an application key (`POST /auth/token`), or a portal session (its
+   * identity tokens); null when an operator issued it. Ending it ends the chain.
+   */
   readonly keyId: string | null;
   readonly issuedAt: number;
   readonly expiresAt: number;

@@ -1,4 +1,4 @@
-import { bearerChallenge, WAY_IN } from '../../platform/auth/auth-errors.js';
+import { bearerChallenge } from '../../platform/auth/auth-errors.js';
 import type { Grant } from '../../platform/auth/grants.js';
 import type { Authenticator, Principal } from '../../platform/auth/principal.js';
 import type { TokenClaims, TokenCodec } from '../../platform/auth/token-codec.js';
@@ -22,7 +22,10 @@ export interface IssueOptions {
    * own writes commit (an application's approval and its credential, say).
    */
   readonly within?: Executor;
-  /** The application key the token is made from: ending the key ends the token (and its refreshes). */
+  /**
+   * What the token is made from (an application key's id, a portal session's): ending it (`revokeKey`)
+   * ends the token and its refreshes.
+   */
   readonly keyId?: string;
 }
 
@@ -32,7 +35,8 @@ export interface TokensService extends Authenticator {
   /**
    * Exchanges a token, valid or expired within the refresh window, for a new one of the same owner and
    * grants. The old one is exchanged once: presented again within the grace after its exchange, it answers
-   * the same successor (two shards of one bot refreshing at once); later, it revokes its whole chain.
+   * the chain's current token, its successor unless that was exchanged too (two shards of one bot
+   * refreshing at once); later, it revokes its whole chain.
    */
   refresh(token: string, expiresAt?: string): Promise<IssuedToken>;
   /**
@@ -72,6 +76,8 @@ export interface TokensSettings {
  * keeping records.
  */
 export const TOKEN_CHANGES_CHECK_MS = 1000;
+/** How far along a chain a token presented again within the grace is followed to the chain's current one. */
+const MAX_GRACE_HOPS = 16;
 /** Records kept are used only while the mark was read this recently (reads failing: the database is read). */
 const TOKEN_CHANGES_TRUSTED_FOR_MS = 3 * TOKEN_CHANGES_CHECK_MS;
 
@@ -84,6 +90,8 @@ export interface TokensServiceDeps {
    * (trusted only while it is); without, every request reads its token's record from the database.
    */
   readonly revocations?: InvalidationFeed;
+  /** Where a token comes from, said when one has been revoked. */
+  readonly wayIn?: string;
   readonly now?: () => number;
 }
 
@@ -95,6 +103,7 @@ export function createTokensService({
   codec,
   settings,
   revocations,
+  wayIn = '',
   now = Date.now,
 }: TokensServiceDeps): TokensService {
   const repository = createTokensRepository(db);
@@ -135,7 +144,7 @@ export function createTokensService({
     if (record.revokedAt !== null) {
       throw unauthorized(
         ErrorKinds.TOKEN_REVOKED,
-        `the token has been revoked (its key was rotated or revoked, its application revoked, or an operator revoked it); get a new one at POST /auth/token with a live key. ${WAY_IN}`,
+        `the token has been revoked (its key was rotated or revoked, its application revoked, or an operator revoked it); get a new one.${wayIn && ` ${wayIn}`}`,
       );
     }
     return record;
@@ -160,25 +169,37 @@ export function createTokensService({
   }
 
   /**
-   * The successor of a token exchanged within the grace, given again (the same token: it is signed again
-   * from its record, never kept); undefined when the grace is over or the successor is not usable.
+   * Within the grace after a token's exchange, what presenting it again answers: the chain's current token
+   * (its successor, or that one's successor if it was exchanged too, and so on), given again (signed again
+   * from its record: tokens are never kept). Undefined when there is no grace, or it is over. 401
+   * TOKEN_REVOKED when the chain was revoked meanwhile.
    */
-  async function successorWithinGrace(record: TokenRecord): Promise<IssuedToken | undefined> {
-    if (record.rotatedAt === null || now() - record.rotatedAt > settings.refreshGraceSeconds * 1000)
-      return undefined;
-    const successor = await repository.successorOf(record.jti);
-    if (!successor || successor.revokedAt !== null) return undefined;
+  async function currentWithinGrace(record: TokenRecord): Promise<IssuedToken | undefined> {
+    const graceMs = settings.refreshGraceSeconds * 1000;
+    if (graceMs === 0 || record.rotatedAt === null || now() - record.rotatedAt > graceMs) return undefined;
+    let current = record;
+    for (let hops = 0; current.rotatedAt !== null; hops++) {
+      const next = await repository.successorOf(current.jti);
+      if (!next || hops >= MAX_GRACE_HOPS) return undefined;
+      current = next;
+    }
+    if (current.revokedAt !== null) {
+      throw unauthorized(
+        ErrorKinds.TOKEN_REVOKED,
+        `the token's chain has been revoked.${wayIn && ` ${wayIn}`}`,
+      );
+    }
     const claims: TokenClaims = {
-      owner: successor.owner,
-      grants: successor.grants,
-      jti: successor.jti,
-      issuedAt: successor.issuedAt / 1000,
-      expiresAt: successor.expiresAt / 1000,
+      owner: current.owner,
+      grants: current.grants,
+      jti: current.jti,
+      issuedAt: current.issuedAt / 1000,
+      expiresAt: current.expiresAt / 1000,
     };
     return {
-      jti: successor.jti,
+      jti: current.jti,
       token: await codec.signClaims(claims),
-      expiresAt: new Date(successor.expiresAt),
+      expiresAt: new Date(current.expiresAt),
     };
   }
 
@@ -217,7 +238,7 @@ export function createTokensService({
         });
       }
       const record = await usableRecord(claims);
-      if (record.rotatedAt !== null) return (await successorWithinGrace(record)) ?? reuseDetected(record);
+      if (record.rotatedAt !== null) return (await currentWithinGrace(record)) ?? reuseDetected(record);
       const { jti, claims: next, issued } = await sign(record, settings.tokenTtlSeconds);
       const successor: NewToken = {
         jti,
@@ -240,7 +261,7 @@ export function createTokensService({
       // A concurrent request exchanged (or revoked) the token between our read and our update: within the
       // grace, its successor is this request's answer too.
       const current = await usableRecord(claims);
-      return (await successorWithinGrace(current)) ?? reuseDetected(current);
+      return (await currentWithinGrace(current)) ?? reuseDetected(current);
     },
 
     revokeKey: async (keyId, { within } = {}) => revokeKeyChains(within ?? db, keyId),

@@ -18,7 +18,10 @@ export type TokensTable = {
   /** The jti of the first token of the chain. */
   chain_id: string;
   rotated_from: string | null;
-  /** The application key the chain was made from; null when an operator issued it. */
+  /**
+   * What the chain was made from: an application key's id, or `session:<hash>` for a portal session's
+   * identity token; null when an operator issued it.
+   */
   key_id: Generated<string | null>;
   issued_at: number;
   expires_at: number;

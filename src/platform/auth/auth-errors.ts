@@ -14,8 +14,3 @@ export function bearerChallenge(
 /** A 401 for a token that is not acceptable, saying why (never echoing the token). */
 export const invalidToken = (developerReason: string): AppError =>
   AppError.of(ErrorKinds.TOKEN_INVALID, { developerReason, headers: bearerChallenge('invalid_token') });
-
-/** Where a token comes from, as every 401 about a missing or ended token says it. */
-export const WAY_IN =
-  'A developer gets one by signing in to the developer portal (/portal/), applying for access and, once ' +
-  "approved, exchanging the application's key at POST /auth/token; or from an operator (see /docs#getting-a-token).";

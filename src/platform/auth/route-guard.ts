@@ -6,7 +6,7 @@ import type {
 } from 'fastify';
 import { AppError, ErrorKinds } from '../errors.js';
 import { admitRequest, type WorkBudget } from '../limits/work-budget.js';
-import { bearerChallenge, invalidToken, WAY_IN } from './auth-errors.js';
+import { bearerChallenge, invalidToken } from './auth-errors.js';
 import type { Grant } from './grants.js';
 import { type Authenticator, ensureOwnerOrHolder, type Principal } from './principal.js';
 import { authenticateSession, type SessionAuthenticator, sessionIdOf } from './session.js';
@@ -21,17 +21,17 @@ declare module 'fastify' {
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
 
 /** The request's bearer token, verified: its principal (401 when missing or not acceptable). */
-async function authenticate(authenticator: Authenticator, request: FastifyRequest): Promise<Principal> {
+async function authenticate(gate: Gate, request: FastifyRequest): Promise<Principal> {
   const header = request.headers.authorization;
   if (!header) {
     throw AppError.of(ErrorKinds.TOKEN_MISSING, {
-      developerReason: `send the token in an Authorization: Bearer <token> header. ${WAY_IN}`,
+      developerReason: `send the token in an Authorization: Bearer <token> header.${gate.wayIn ? ` ${gate.wayIn}` : ''}`,
       headers: bearerChallenge(),
     });
   }
   const token = BEARER.exec(header)?.[1];
   if (!token) throw invalidToken('the Authorization header must be "Bearer <token>"');
-  return authenticator.authenticate(token);
+  return gate.authenticator.authenticate(token);
 }
 
 /**
@@ -40,6 +40,8 @@ async function authenticate(authenticator: Authenticator, request: FastifyReques
  */
 export interface Gate {
   readonly authenticator: Authenticator;
+  /** Where a token comes from, said to a request that has none. */
+  readonly wayIn?: string;
   readonly sessions?: SessionAuthenticator;
   readonly budget?: WorkBudget;
 }
@@ -64,9 +66,16 @@ export interface GuardOptions {
   /**
    * Whether the route also takes a developer's sign-in session (the portal's cookie) when the request has
    * no Authorization header: its principal is the signed-in owner, with no grant but a reviewer's. Only
-   * routes a developer uses in the portal take one: a session never opens the data routes.
+   * routes a developer uses in the portal take one: a session never opens the data routes. `only`: the
+   * route takes the session alone (signing out, an identity token for the session): a bearer token is 401.
    */
-  readonly session?: boolean;
+  readonly session?: boolean | 'only';
+  /**
+   * The route manages its owner's credentials (an application's key): only the portal's session or an
+   * identity token (a token with no grant) may use it, never a token that carries grants (a bot's token,
+   * which could otherwise turn itself into a key of any of its owner's applications): 403 otherwise.
+   */
+  readonly identity?: boolean;
 }
 
 /**
@@ -79,25 +88,31 @@ export interface GuardOptions {
 export function requireGrant(
   gate: Gate,
   grant?: Grant,
-  { noOwnerStatus = 401, session = false }: GuardOptions = {},
+  { noOwnerStatus = 401, session = false, identity = false }: GuardOptions = {},
 ): onRequestAsyncHookHandler {
-  const { authenticator, sessions } = gate;
+  const { sessions } = gate;
   const bearer =
     noOwnerStatus === 400
-      ? (request: FastifyRequest) => authenticate(authenticator, request).catch(noOwnerAsBadRequest)
-      : (request: FastifyRequest) => authenticate(authenticator, request);
+      ? (request: FastifyRequest) => authenticate(gate, request).catch(noOwnerAsBadRequest)
+      : (request: FastifyRequest) => authenticate(gate, request);
   const verify =
     session && sessions
       ? (request: FastifyRequest) => {
           const sessionId = request.headers.authorization === undefined ? sessionIdOf(request) : undefined;
-          return sessionId === undefined
-            ? bearer(request)
-            : authenticateSession(sessions, request, sessionId);
+          if (sessionId !== undefined) return authenticateSession(sessions, request, sessionId);
+          return session === 'only' ? Promise.reject(noSession()) : bearer(request);
         }
       : bearer;
   return async function guard(request: FastifyRequest, reply: FastifyReply) {
     const principal = await verify(request);
     await admitted(gate, request, reply, principal);
+    if (identity && !principal.session && principal.grants.size > 0) {
+      throw AppError.of(ErrorKinds.IDENTITY_REQUIRED, {
+        developerReason:
+          "manage keys signed in to the developer portal, or with an identity token (no grants: the portal's POST /auth/session/token, or token issue --owner without --grant), not with a token that carries grants",
+        headers: bearerChallenge('insufficient_scope'),
+      });
+    }
     if (grant && !principal.grants.has(grant)) {
       throw AppError.of(ErrorKinds.GRANT_MISSING, {
         developerReason: `this endpoint needs the ${grant} grant`,
@@ -106,6 +121,13 @@ export function requireGrant(
     }
   };
 }
+
+/** A request to a route that takes the portal's session alone, without one. */
+const noSession = (): AppError =>
+  AppError.of(ErrorKinds.SESSION_INVALID, {
+    developerReason: 'this route takes the sign-in session’s cookie alone, not a bearer token',
+    headers: bearerChallenge(),
+  });
 
 /** A token that names no owner, answered 400 instead of 401; any other error as it is. */
 function noOwnerAsBadRequest(error: unknown): never {
@@ -125,7 +147,7 @@ export function requireOwnerOrGrant(
   ownerParam: string,
 ): preHandlerAsyncHookHandler {
   return async function guard(request: FastifyRequest, reply: FastifyReply) {
-    const principal = await authenticate(gate.authenticator, request);
+    const principal = await authenticate(gate, request);
     const owner = (request.params as Record<string, unknown> | undefined)?.[ownerParam];
     // Without a snowflake schema the parameter is text, and every owner would be refused: a route's bug.
     if (typeof owner !== 'bigint')

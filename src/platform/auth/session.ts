@@ -44,13 +44,14 @@ export async function authenticateSession(
   const found = await sessions.authenticateSession(sessionId);
   if (!found) {
     throw AppError.of(ErrorKinds.SESSION_INVALID, {
-      developerReason: 'the session cookie names no live session: sign in again at /portal/',
+      developerReason:
+        'the session cookie names no live session (it ended, expired or never was): sign in again',
       headers: bearerChallenge(),
     });
   }
   if (!SAFE_METHODS.has(request.method) && !sameText(request.headers[CSRF_HEADER], found.csrfToken)) {
     throw AppError.of(ErrorKinds.CSRF_TOKEN_INVALID, {
-      developerReason: `a ${request.method} made with the session cookie needs the session's CSRF token in ${CSRF_HEADER} (GET /auth/session gives it)`,
+      developerReason: `a ${request.method} made with the session cookie needs the session's CSRF token in ${CSRF_HEADER}`,
       headers: bearerChallenge(),
     });
   }

@@ -7,7 +7,7 @@ import type { Grant } from '../../../src/platform/auth/grants.js';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import { json, problemName, rateLimitItem } from '../../helpers/replies.js';
-import { addWhoamiRoute, bearer, issueToken } from '../../helpers/tokens.js';
+import { addWhoamiRoute, bearer, issueToken, testTokens } from '../../helpers/tokens.js';
 
 const BASE = '/admin/developer/applications';
 const DEVELOPER = 18446744073709551615n;
@@ -105,6 +105,35 @@ describeEachBackend('application keys', (backend) => {
     assert.doesNotMatch(JSON.stringify(read), /pds_/);
   });
 
+  it('a token that carries grants (one made from a key, say) can neither collect, rotate nor revoke a key', async (t) => {
+    const { approved, collect, rotate, revokeKey, exchange, call, developer, token } = await setup(
+      t,
+      backend,
+    );
+    const overlay = await approved(developer, ['player:read']);
+    const moderation = await approved(developer, ['messenger:read', 'messenger:write']);
+    const key = json(await collect(overlay)).key;
+    const botToken = json(await exchange(key)).token;
+    const operatorToken = await token(DEVELOPER, ['player:read']);
+    for (const who of [botToken, operatorToken]) {
+      for (const act of [collect, rotate, revokeKey]) {
+        for (const id of [overlay, moderation]) {
+          const reply = await act(id, who);
+          assert.equal(reply.statusCode, 403, reply.body);
+          assert.equal(problemName(reply), 'IDENTITY_REQUIRED');
+          assert.doesNotMatch(reply.body, /pds_/);
+        }
+      }
+    }
+    assert.equal((await exchange(key)).statusCode, 200, 'the key still works: nobody rotated it');
+    assert.equal(
+      (await collect(moderation)).statusCode,
+      200,
+      'and the other is still the owner’s to collect',
+    );
+    assert.equal((await call('GET', `${BASE}/${overlay}`, botToken)).statusCode, 200, 'following is fine');
+  });
+
   it('the key collected twice at once: one wins, the others are 409', async (t) => {
     const { approved, collect, exchange } = await setup(t, backend);
     for (let round = 0; round < 3; round++) {
@@ -128,11 +157,15 @@ describeEachBackend('application keys', (backend) => {
   it("one developer can neither collect, rotate nor revoke another's key; a reviewer neither", async (t) => {
     const { approved, collect, rotate, revokeKey, other, reviewer, exchange } = await setup(t, backend);
     const id = await approved();
-    for (const who of [other, reviewer]) {
+    // Another developer's identity token is not the owner; a reviewer's token carries a grant.
+    for (const [who, refusal] of [
+      [other, 'NOT_APPLICATION_OWNER'],
+      [reviewer, 'IDENTITY_REQUIRED'],
+    ] as const) {
       for (const act of [collect, rotate, revokeKey]) {
         const reply = await act(id, who);
         assert.equal(reply.statusCode, 403, reply.body);
-        assert.equal(problemName(reply), 'NOT_APPLICATION_OWNER');
+        assert.equal(problemName(reply), refusal);
         assert.doesNotMatch(reply.body, /pds_/);
       }
     }
@@ -215,23 +248,91 @@ describeEachBackend('application keys', (backend) => {
   it('rotations at once, and exchanges racing them: one key stays, and no token of an ended key lives', async (t) => {
     const { app, approved, collect, rotate, exchange, whoami } = await setup(t, backend);
     const id = await approved();
-    const first = json(await collect(id)).key;
-    for (let round = 0; round < 5; round++) {
-      const replies = await Promise.all([rotate(id), exchange(first), rotate(id), exchange(first)]);
-      const rotations = [replies[0], replies[2]];
+    let live = json(await collect(id)).key as string;
+    let interleaved = 0;
+    for (let round = 0; round < 6; round++) {
+      // Each round races exchanges of the key that is live when it starts against two rotations.
+      const replies = await Promise.all([
+        exchange(live),
+        rotate(id),
+        exchange(live),
+        rotate(id),
+        exchange(live),
+      ]);
+      const rotations = [replies[1], replies[3]];
+      const exchanges = [replies[0], replies[2], replies[4]];
       for (const reply of rotations) assert.equal(reply?.statusCode, 200, reply?.body);
+      for (const reply of exchanges) {
+        assert.ok(
+          reply?.statusCode === 200 || (reply?.statusCode === 401 && problemName(reply) === 'KEY_INVALID'),
+          `an exchange racing a rotation: ${reply?.statusCode} ${reply?.body}`,
+        );
+      }
       const { rows } = await sql<{ id: string }>`
         select id from application_keys where application_id = ${id} and ended_at is null`.execute(app.db);
       assert.equal(rows.length, 1, 'exactly one key has not ended');
-      const working = [];
-      for (const reply of rotations)
-        if ((await exchange(json(reply).key)).statusCode === 200) working.push(reply);
+      const working: string[] = [];
+      for (const reply of rotations) {
+        const key = json(reply ?? { body: '{}' }).key as string;
+        if ((await exchange(key)).statusCode === 200) working.push(key);
+      }
       assert.equal(working.length, 1, 'one of the two rotated keys works: the one made last');
-      for (const reply of [replies[1], replies[3]]) {
+      for (const reply of exchanges) {
         if (reply?.statusCode !== 200) continue;
+        interleaved++;
         assert.equal((await whoami(json(reply).token)).statusCode, 401, 'a token of an ended key survived');
       }
+      live = working[0] as string;
     }
+    t.diagnostic(`${interleaved} exchanges won the race against a rotation (their tokens were then ended)`);
+  });
+
+  it('rotations racing refreshes of tokens made from the key leave none of them alive', async (t) => {
+    const { approved, collect, rotate, exchange, whoami, call } = await setup(t, backend);
+    const id = await approved();
+    let key = json(await collect(id)).key as string;
+    for (let round = 0; round < 8; round++) {
+      const token = json(await exchange(key)).token as string;
+      const refresh = () => call('POST', '/auth/refresh', undefined, { token });
+      const [first, rotated, second] = await Promise.all([refresh(), rotate(id), refresh()]);
+      assert.equal(rotated?.statusCode, 200, rotated?.body);
+      for (const reply of [first, second]) {
+        assert.ok([200, 401].includes(reply?.statusCode ?? 0), `${reply?.statusCode} ${reply?.body}`);
+        if (reply?.statusCode === 200)
+          assert.equal(
+            (await whoami(json(reply).token)).statusCode,
+            401,
+            `round ${round}: a refreshed token lived`,
+          );
+      }
+      assert.equal((await whoami(token)).statusCode, 401);
+      key = json(rotated).key;
+    }
+  });
+
+  it('an application approved before keys existed: collect and revoke say to rotate, rotating makes its first key', async (t) => {
+    const { app, config, approved, collect, rotate, revokeKey, exchange, whoami } = await setup(t, backend);
+    const id = await approved();
+    // As the upgrade leaves it: approved, with no key row, and the token chain its approval issued.
+    await sql`delete from application_keys where application_id = ${id}`.execute(app.db);
+    const credential = await testTokens(app, config).issue(DEVELOPER, ['player:read', 'ping:read']);
+    await sql`update applications set credential_jti = ${credential.jti} where id = ${id}`.execute(app.db);
+    assert.equal((await whoami(credential.token)).statusCode, 200);
+    for (const act of [collect, revokeKey]) {
+      const reply = await act(id);
+      assert.equal(reply.statusCode, 409, reply.body);
+      assert.equal(problemName(reply), 'KEY_NOT_AVAILABLE');
+      assert.match(json(reply).extra[0].developer_reason, /rotate/);
+    }
+    assert.equal((await whoami(credential.token)).statusCode, 200, 'a refused change changes nothing');
+    const first = await rotate(id);
+    assert.equal(first.statusCode, 200, first.body);
+    assert.equal((await exchange(json(first).key)).statusCode, 200);
+    assert.equal(
+      (await whoami(credential.token)).statusCode,
+      401,
+      'rotating ended the old credential’s chain',
+    );
   });
 
   it('POST /auth/token refuses made-up, malformed and missing keys: 401 and 400, never a 500', async (t) => {

@@ -47,6 +47,8 @@ async function setup(t: TestContext, backend: Backend, env: Record<string, strin
       ...(payload === undefined ? {} : { payload: payload as object }),
     });
   const developer = await token(DEVELOPER);
+  // The developer's identity token (no grants): what manages their keys outside the portal.
+  const identity = await token(DEVELOPER, []);
   const reviewer = await token(REVIEWER, ['applications:review']);
   const apply = (auth: string, body: unknown) => call('POST', BASE, auth, body);
   const act = (auth: string, id: string, action: Action, body?: unknown) =>
@@ -69,7 +71,7 @@ async function setup(t: TestContext, backend: Backend, env: Record<string, strin
     }>`select jti, revoked_at from tokens where owner = ${owner.toString()}`.execute(test.app.db);
     return rows;
   };
-  return { ...test, token, call, developer, reviewer, apply, act, inState, tokensOf };
+  return { ...test, token, call, developer, identity, reviewer, apply, act, inState, tokensOf };
 }
 
 /** A token signed with the service's key, with these claims (no `sub` unless given). */
@@ -430,7 +432,7 @@ describeEachBackend('developer applications', (backend) => {
   });
 
   it('approval makes a key for the owner and answers no secret; revocation ends the key and every token from it', async (t) => {
-    const { act, apply, call, developer, reviewer, tokensOf } = await setup(t, backend);
+    const { act, apply, call, developer, identity, reviewer, tokensOf } = await setup(t, backend);
     const { id } = json(await apply(developer, { name: 'x', grants: ['player:read', 'ping:read'] }));
     assert.equal(json(await call('GET', `${BASE}/${id}`, developer)).key, null, 'no key before approval');
     const before = await tokensOf(DEVELOPER);
@@ -440,7 +442,10 @@ describeEachBackend('developer applications', (backend) => {
     assert.equal(json(approved).key.state, 'uncollected');
     assert.deepEqual(await tokensOf(DEVELOPER), before, 'approval issues no token');
 
-    const collected = await call('POST', `${BASE}/${id}/key`, developer);
+    const withGrants = await call('POST', `${BASE}/${id}/key`, developer);
+    assert.equal(withGrants.statusCode, 403, 'a token that carries grants manages no key');
+    assert.equal(problemName(withGrants), 'IDENTITY_REQUIRED');
+    const collected = await call('POST', `${BASE}/${id}/key`, identity);
     assert.equal(collected.statusCode, 200, collected.body);
     const { key } = json(collected);
     const exchanged = await call('POST', '/auth/token', undefined, { key });
@@ -472,11 +477,11 @@ describeEachBackend('developer applications', (backend) => {
   });
 
   it('revocation racing refreshes and key exchanges leaves no token of the application alive', async (t) => {
-    const { act, apply, call, developer, reviewer } = await setup(t, backend);
+    const { act, apply, call, developer, identity, reviewer } = await setup(t, backend);
     for (let round = 0; round < 15; round++) {
       const { id } = json(await apply(developer, { name: `race ${round}`, grants: ['player:read'] }));
       await act(reviewer, id, 'approve');
-      const { key } = json(await call('POST', `${BASE}/${id}/key`, developer));
+      const { key } = json(await call('POST', `${BASE}/${id}/key`, identity));
       const { token } = json(await call('POST', '/auth/token', undefined, { key }));
       const [refreshed, exchanged, revoked] = await Promise.all([
         call('POST', '/auth/refresh', undefined, { token }),
@@ -541,7 +546,7 @@ describeEachBackend('developer applications', (backend) => {
   });
 
   it('approval and its key commit together; revocation and the end of its tokens likewise', async (t) => {
-    const { act, app, call, developer, reviewer, inState } = await setup(t, backend);
+    const { act, app, call, identity, reviewer, inState } = await setup(t, backend);
     const id = await inState('pending');
     await failWritesTo(app.db, backend, 'application_keys', 'INSERT');
     const failed = await act(reviewer, id, 'approve');
@@ -555,7 +560,7 @@ describeEachBackend('developer applications', (backend) => {
     await restoreWritesTo(app.db, backend, 'application_keys');
     const approved = await act(reviewer, id, 'approve');
     assert.equal(approved.statusCode, 200, approved.body);
-    const { key } = json(await call('POST', `${BASE}/${id}/key`, developer));
+    const { key } = json(await call('POST', `${BASE}/${id}/key`, identity));
     const { token } = json(await call('POST', '/auth/token', undefined, { key }));
 
     // Revocation: if the tokens made from the key cannot be revoked, the application stays approved.

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { it, type TestContext } from 'node:test';
 import { decodeJwt } from 'jose';
 import { sql } from 'kysely';
@@ -83,7 +84,7 @@ async function setup(t: TestContext, backend: Backend, env: Record<string, strin
 
 describeEachBackend('Discord sign-in and portal sessions', (backend) => {
   it('signs in with Discord (PKCE S256, state), starting an HttpOnly SameSite=Lax session kept server-side', async (t) => {
-    const { app, goToDiscord, callback, withSession } = await setup(t, backend);
+    const { app, logs, goToDiscord, callback, withSession } = await setup(t, backend);
     const { login, query, stateCookie } = await goToDiscord(ALICE);
     const authorize = new URL(String(login.headers.location));
     assert.equal(authorize.pathname, '/oauth2/authorize');
@@ -122,6 +123,12 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
     assert.equal(json(me).token, null);
     const signedOut = await app.inject({ method: 'GET', url: '/auth/session' });
     assert.deepEqual(json(signedOut), { signed_in: false });
+    // No secret of the sign-in reaches a log line: not the code, the state, the session id or its CSRF token.
+    const code = new URLSearchParams(query).get('code') ?? '';
+    const logged = logs.lines.map((line) => JSON.stringify(line)).join('\n');
+    for (const secret of [code, stateCookie, session?.value ?? '', body.csrf_token]) {
+      assert.ok(secret.length > 8 && !logged.includes(secret), 'a secret of the sign-in was logged');
+    }
   });
 
   it('a state-changing request with the session needs its CSRF token; the session opens no data route and is no bearer token', async (t) => {
@@ -138,6 +145,10 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
       assert.equal(reply.statusCode, 403, reply.body);
       assert.equal(problemName(reply), 'CSRF_TOKEN_INVALID');
     }
+    const bob = await signIn(BOB);
+    const crossed = await withSession('POST', BASE, { cookie: alice.cookie, csrf: bob.csrf }, application);
+    assert.equal(crossed.statusCode, 403, "another session's CSRF token");
+    assert.equal(problemName(crossed), 'CSRF_TOKEN_INVALID');
     const applied = await withSession('POST', BASE, alice, application);
     assert.equal(applied.statusCode, 200, applied.body);
     assert.match(applied.body, /"owner":222222222222222222,/, 'the owner is the Discord user');
@@ -208,14 +219,37 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
   });
 
   it('refuses a code whose PKCE verifier does not match its challenge', async (t) => {
-    const { app, goToDiscord, callback, discord } = await setup(t, backend);
+    const { goToDiscord, discord, databaseUrl } = await setup(t, backend);
     const { query, stateCookie } = await goToDiscord(ALICE);
-    // The verifier the service kept is swapped for another: Discord sees the wrong one.
-    await sql`update sign_in_attempts set code_verifier = ${'x'.repeat(43)}`.execute(app.db);
-    const reply = await callback(query, stateCookie);
+    // Finished by an instance that derives verifiers with another key (another signing secret): the
+    // verifier it sends is not the one the challenge was made from.
+    const other = await buildTestApp(t, {
+      backend,
+      databaseUrl,
+      env: { ...discord.env(SERVICE), JWT_SECRET: 'another-secret-of-at-least-thirty-two-bytes' },
+    });
+    const reply = await other.app.inject({
+      method: 'GET',
+      url: `/auth/discord/callback${query}`,
+      headers: { cookie: `pds_sign_in=${stateCookie}` },
+    });
     assert.equal(reply.statusCode, 400, reply.body);
     assert.equal(problemName(reply), 'SIGN_IN_REJECTED');
-    assert.equal(discord.tokenRequests.at(-1)?.status, 400);
+    assert.equal(discord.tokenRequests.at(-1)?.status, 400, 'Discord refused the verifier');
+  });
+
+  it('stores no PKCE verifier, and only hashes of states and session ids', async (t) => {
+    const { app, goToDiscord, callback } = await setup(t, backend);
+    const { query, stateCookie } = await goToDiscord(ALICE);
+    const { rows: attempts } = await sql<Record<string, unknown>>`select * from sign_in_attempts`.execute(
+      app.db,
+    );
+    assert.deepEqual(Object.keys(attempts[0] ?? {}).sort(), ['expires_at', 'return_to', 'state_hash']);
+    assert.equal(attempts[0]?.state_hash, createHash('sha256').update(stateCookie).digest('hex'));
+    const back = await callback(query, stateCookie);
+    const session = setCookie(back, 'pds_session')?.value ?? '';
+    const { rows } = await sql<{ id_hash: string }>`select id_hash from portal_sessions`.execute(app.db);
+    assert.equal(rows[0]?.id_hash, createHash('sha256').update(session).digest('hex'));
   });
 
   it('limits sign-ins started per client address: a flood of them gets 429 and writes nothing more', async (t) => {
@@ -250,6 +284,21 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
       assert.equal(reply.statusCode, 400, `${evil}: ${reply.body}`);
       assert.ok(['RETURN_PATH_INVALID', 'INVALID_FIELD'].includes(problemName(reply) ?? ''), evil);
       assert.equal(reply.headers.location, undefined);
+    }
+    // A long path refused near its end is refused at once (the check does not backtrack).
+    const started = performance.now();
+    const long = await app.inject({
+      method: 'GET',
+      url: `/auth/discord/login?return_to=${encodeURIComponent(`/portal/${'a'.repeat(180)}!`)}`,
+    });
+    assert.equal(long.statusCode, 400);
+    assert.ok(performance.now() - started < 1000, 'a refused return path takes no time');
+    for (const good of ['/portal/', '/portal/applications', '/portal/a/b/', '/portal/a-b_c/d']) {
+      const reply = await app.inject({
+        method: 'GET',
+        url: `/auth/discord/login?return_to=${encodeURIComponent(good)}`,
+      });
+      assert.equal(reply.statusCode, 302, `${good}: ${reply.body}`);
     }
     const { query, stateCookie } = await goToDiscord(ALICE, '/portal/applications');
     const back = await callback(query, stateCookie);
@@ -335,6 +384,64 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
       (await app.inject({ method: 'GET', url: '/ping/Notch', headers: bearer(token) })).statusCode,
       403,
     );
+  });
+
+  it('an expired session opens nothing; an expired sign-in is refused', async (t) => {
+    const { app, signIn, withSession, goToDiscord, callback } = await setup(t, backend);
+    const alice = await signIn(ALICE);
+    await sql`update portal_sessions set expires_at = ${Date.now() - 1}`.execute(app.db);
+    assert.deepEqual(json(await withSession('GET', '/auth/session', alice)), { signed_in: false });
+    const refused = await withSession('POST', BASE, alice, { name: 'x', grants: ['player:read'] });
+    assert.equal(refused.statusCode, 401);
+    assert.equal(problemName(refused), 'SESSION_INVALID');
+    const { query, stateCookie } = await goToDiscord(ALICE);
+    await sql`update sign_in_attempts set expires_at = ${Date.now() - 1}`.execute(app.db);
+    const late = await callback(query, stateCookie);
+    assert.equal(late.statusCode, 400, late.body);
+    assert.equal(problemName(late), 'SIGN_IN_STATE_INVALID');
+  });
+
+  it('signing out ends the identity tokens the session gave, and what was refreshed from them', async (t) => {
+    const { app, signIn, withSession } = await setup(t, backend);
+    const alice = await signIn(ALICE);
+    const first = json(await withSession('POST', '/auth/session/token', alice)).token as string;
+    const refreshed = json(
+      await app.inject({ method: 'POST', url: '/auth/refresh', payload: { token: first } }),
+    ).token as string;
+    const me = (token: string) => app.inject({ method: 'GET', url: '/auth/me', headers: bearer(token) });
+    assert.equal((await me(refreshed)).statusCode, 200);
+    const other = await signIn(ALICE);
+    const kept = json(await withSession('POST', '/auth/session/token', other)).token as string;
+    assert.equal((await withSession('POST', '/auth/logout', alice)).statusCode, 204);
+    for (const token of [first, refreshed])
+      assert.equal((await me(token)).statusCode, 401, 'ended with the session');
+    assert.equal((await me(kept)).statusCode, 200, "another session's stays");
+  });
+
+  it("keeps Discord's names showable: no control or bidirectional characters, 64 whole characters", async (t) => {
+    const { signIn } = await setup(t, backend);
+    const emoji = '😀'.repeat(70);
+    const session = await signIn({
+      id: '666666666666666666',
+      username: 'ev\u0000il\u202e',
+      global_name: `\u202e${emoji}`,
+    });
+    const body = json(session.info);
+    assert.equal(body.username, 'evil');
+    assert.equal(body.global_name, '😀'.repeat(64), 'cut at whole characters, never half an emoji');
+  });
+
+  it('Discord failing after the code exchange (users/@me) is a 502, and starts no session', async (t) => {
+    const { app, goToDiscord, callback, discord } = await setup(t, backend);
+    const { query, stateCookie } = await goToDiscord(ALICE);
+    discord.fail({ status: 500 }, { only: 'users' });
+    const reply = await callback(query, stateCookie);
+    discord.fail(false);
+    assert.equal(reply.statusCode, 502, reply.body);
+    assert.equal(problemName(reply), 'DISCORD_UNAVAILABLE');
+    assert.equal(discord.tokenRequests.at(-1)?.status, 200, 'the code exchange itself succeeded');
+    const { rows } = await sql`select 1 from portal_sessions`.execute(app.db);
+    assert.equal(rows.length, 0);
   });
 
   it("shows the owner's usage today: requests, upstream lookups and 429s", async (t) => {

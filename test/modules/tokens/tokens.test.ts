@@ -281,6 +281,14 @@ describeEachBackend('tokens', (backend) => {
     );
     assert.equal((await whoami(second.token)).statusCode, 401, 'the chain is revoked');
 
+    // Within the grace, a token whose successor was exchanged too answers the chain's current token.
+    const a = await tokens.issue(7n, ['player:read']);
+    const b = await tokens.refresh(a.token);
+    const c = await tokens.refresh(b.token);
+    assert.equal((await tokens.refresh(a.token)).token, c.token, 'the current token, not the exchanged one');
+    assert.equal((await tokens.refresh(b.token)).token, c.token);
+    assert.equal((await whoami(c.token)).statusCode, 200);
+
     // Within the grace, but the chain was revoked meanwhile: no successor comes back.
     const other = await tokens.issue(6n, ['player:read']);
     const next = await tokens.refresh(other.token);

@@ -2,14 +2,14 @@ import type { Kysely, Migration } from 'kysely';
 
 /**
  * Developers' sign-ins through Discord: each sign-in under way (its `state`, kept until the browser comes
- * back, once), and each session it starts. Both are stored by the hash of their secret, never the secret.
+ * back, once; its PKCE verifier is derived from the state, never stored), and each session it starts. Both
+ * are stored by the hash of their secret, never the secret.
  */
 export const portalSessions: Migration = {
   async up(db: Kysely<unknown>) {
     await db.schema
       .createTable('sign_in_attempts')
       .addColumn('state_hash', 'text', (column) => column.primaryKey())
-      .addColumn('code_verifier', 'text', (column) => column.notNull())
       .addColumn('return_to', 'text', (column) => column.notNull())
       .addColumn('expires_at', 'bigint', (column) => column.notNull())
       .execute();

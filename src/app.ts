@@ -32,7 +32,7 @@ import { logDestination, loggerOptions, RequestLogController } from './platform/
 import { httpMetrics } from './platform/metrics.js';
 import { requestContext, requestIdOf, stampHeaders } from './platform/request-context.js';
 import { createValidatorCompiler } from './platform/validation.js';
-import { BEARER_SCHEME_DESCRIPTION, gettingATokenHtml, WAY_IN } from './way-in.js';
+import { wayInFor } from './way-in.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -125,10 +125,11 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   await app.register(httpMetrics, { registry: shared.metrics });
   app.addHook('onRequest', readAcceptEncodingOnce);
   await app.register(compress, responseCompressionOptions);
+  const wayIn = wayInFor(config);
   await app.register(httpDocs, {
     publicUrl,
-    bearerDescription: BEARER_SCHEME_DESCRIPTION,
-    gettingStartedHtml: gettingATokenHtml(config.auth.refreshGraceSeconds),
+    bearerDescription: wayIn.bearerDescription,
+    gettingStartedHtml: wayIn.docsHtml,
   });
   await app.register(addressLimits, { buckets: shared.buckets });
   await app.register(workBudgetHeaders);
@@ -138,7 +139,7 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   const modules = await createModules(config, shared);
   const gate: Gate = {
     authenticator: modules.authenticator,
-    wayIn: WAY_IN,
+    wayIn: { token: wayIn.token, identity: wayIn.identity },
     budget: modules.workBudget,
     ...(modules.sessions ? { sessions: modules.sessions } : {}),
   };

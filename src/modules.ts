@@ -17,7 +17,7 @@ import type { Authenticator } from './platform/auth/principal.js';
 import type { SessionAuthenticator } from './platform/auth/session.js';
 import { executorOf } from './platform/db/transactions.js';
 import { createWorkBudget, type WorkBudget } from './platform/limits/work-budget.js';
-import { WAY_IN } from './way-in.js';
+import { wayInFor } from './way-in.js';
 
 export interface Modules {
   /** Every module, in the order their routes are registered (and the reverse of the order they close). */
@@ -36,6 +36,7 @@ export interface Modules {
  */
 export async function createModules(config: Config, shared: Infrastructure): Promise<Modules> {
   const { caching, upstreams } = shared;
+  const wayIn = wayInFor(config);
   const db = executorOf(shared.db);
   const health = createHealthModule({
     probes: shared.probes,
@@ -61,7 +62,7 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     settings: config.auth,
     secret,
     ...(shared.tokenRevocations ? { revocations: shared.tokenRevocations } : {}),
-    wayIn: WAY_IN,
+    wayIn: wayIn.token,
     standings: {
       work: workBudget.standing,
       upstream: upstreams.quota.status,
@@ -73,6 +74,7 @@ export async function createModules(config: Config, shared: Infrastructure): Pro
     db,
     tokens: tokens.service,
     settings: config.applications,
+    wayIn: wayIn.token,
   });
   const portal = createPortalModule({
     db,

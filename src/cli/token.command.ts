@@ -49,7 +49,7 @@ async function issue(
   const { io } = context;
   io.stderr(
     grants.length === 0
-      ? `issued identity token ${issued.jti} for owner ${owner}: no grants; it may apply for access (POST /admin/developer/applications) and follow its owner's applications\n`
+      ? `issued identity token ${issued.jti} for owner ${owner}: no grants; it may apply for access (POST /admin/developer/applications), follow its owner's applications and manage their keys\n`
       : `issued token ${issued.jti} for owner ${owner} with ${grants.join(' ')}\n`,
   );
   io.stdout(`${JSON.stringify({ token: issued.token, expires_at: issued.expiresAt.toISOString() })}\n`);

@@ -5,10 +5,11 @@ export const USAGE = `Usage: node dist/cli.js <command> [options]
 Commands:
   migrate
       Apply every pending database migration (DATABASE_URL) and exit.
-  token issue --owner <id> [--grant <grant> ...] [--ttl <seconds>]
+  token issue --owner <id> [--grant <grant> ...] [--ttl <seconds: 60 to 31536000>]
       Issue a token for an owner (a Discord ID) with the given grants; prints {"token", "expires_at"}.
-      With no --grant, an identity token: it may only apply for access and follow its owner's
-      applications (for a developer without a Discord sign-in to the portal).
+      With no --grant, an identity token: it may only apply for access, follow its owner's applications
+      and manage their keys (for a developer without the portal). Run it with the service's
+      environment (DATABASE_URL, DATA_DIR, JWT_SECRET): tokens are signed with the service's secret.
       Grants a developer may also apply for: ${DEVELOPER_GRANTS.join(', ')}
       Grants only an operator gives: ${OPERATOR_GRANTS.join(', ')}
   token revoke --jti <jti>

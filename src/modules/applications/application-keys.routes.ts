@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { withHint } from '../../platform/auth/auth-errors.js';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { TokenPairSchema, tokenPairOf } from '../../platform/auth/token-pair.js';
 import { errorResponses } from '../../platform/error-response.js';
@@ -25,7 +26,7 @@ const NO_STORE = 'no-store';
  * secret are limited per client address, like /auth/refresh.
  */
 export const applicationKeysRoutes =
-  (keys: ApplicationKeysService, rateLimitPerMinute: number): FastifyPluginAsyncTypebox =>
+  (keys: ApplicationKeysService, rateLimitPerMinute: number, wayIn?: string): FastifyPluginAsyncTypebox =>
   async (app) => {
     // A bearer token, or the developer portal's session (with its CSRF token when it changes anything).
     const security = app.portalSecurity;
@@ -126,7 +127,9 @@ export const applicationKeysRoutes =
         },
       },
       async (request, reply) => {
-        const issued = await keys.exchange(request.body.key);
+        const issued = await keys.exchange(request.body.key).catch((error: unknown) => {
+          throw withHint(error, wayIn);
+        });
         reply.header('cache-control', NO_STORE);
         return tokenPairOf(issued);
       },

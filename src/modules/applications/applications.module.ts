@@ -18,6 +18,8 @@ export interface ApplicationsModuleDeps {
     /** Requests per minute and client address to the routes that hand out a key or a token. */
     readonly rateLimitPerMinute: number;
   };
+  /** Where a token comes from: said by the 401s of `POST /auth/token`. */
+  readonly wayIn?: string;
 }
 
 export interface ApplicationsModuleService extends ApplicationsService {
@@ -29,6 +31,7 @@ export function createApplicationsModule({
   db,
   tokens,
   settings,
+  wayIn,
 }: ApplicationsModuleDeps): AppModule<ApplicationsModuleService> {
   const applications = createApplicationsService({ db, tokens, settings });
   const keys = createApplicationKeysService({ db, tokens });
@@ -37,7 +40,7 @@ export function createApplicationsModule({
     service: { ...applications, keys },
     routes: async (app) => {
       await app.register(applicationsRoutes(applications));
-      await app.register(applicationKeysRoutes(keys, settings.rateLimitPerMinute));
+      await app.register(applicationKeysRoutes(keys, settings.rateLimitPerMinute, wayIn));
     },
   };
 }

@@ -5,7 +5,7 @@ import type { Executor } from '../../platform/db/transactions.js';
 import type { Logger } from '../../platform/logger.js';
 import { createDiscordClient, type DiscordSettings } from '../../upstream/discord.js';
 import type { TokensService } from '../tokens/tokens.service.js';
-import { portalRoutes } from './portal.routes.js';
+import { portalOff, portalRoutes } from './portal.routes.js';
 import { createSessionsService, type SessionsService, type SessionsSettings } from './sessions.service.js';
 import { type SignInSettings, signInRoutes } from './sign-in.routes.js';
 
@@ -41,7 +41,8 @@ export function createPortalModule({
   settings,
   log,
 }: PortalModuleDeps): PortalModule {
-  if (!settings.discord) return { name: 'portal', service: undefined, sessions: undefined };
+  if (!settings.discord)
+    return { name: 'portal', service: undefined, sessions: undefined, routes: portalOff };
   const service = createSessionsService({
     db,
     verifierKey,

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsync } from 'fastify';
 import { DEVELOPER_GRANTS, GRANT_OPENS } from '../../platform/auth/grants.js';
+import { AppError, ErrorKinds } from '../../platform/errors.js';
 import { fixedBody } from '../../platform/http/fixed-body.js';
 
 /** The portal's files, and what each is served as. */
@@ -64,4 +65,18 @@ export const portalRoutes: FastifyPluginAsync = async (app) => {
       return body.send(request, reply);
     });
   }
+};
+
+/**
+ * Sign-in off: the portal's page is a 404 that says why (a newcomer sent to /portal/ by the docs learns that
+ * this deployment has no portal, and whom to ask).
+ */
+export const portalOff: FastifyPluginAsync = async (app) => {
+  app.get('/portal/', { schema: { hide: true } }, async () => {
+    throw AppError.of(ErrorKinds.ROUTE_NOT_FOUND, {
+      reason: 'The developer portal is off on this deployment; ask its operator for access.',
+      developerReason:
+        'the developer portal is off: Discord sign-in is not configured (DISCORD_CLIENT_ID, DISCORD_CLIENT_SECRET, DISCORD_REDIRECT_URI); ask the operator for an identity token (see /docs#getting-a-token)',
+    });
+  });
 };

@@ -26,7 +26,7 @@ export interface TokensModuleDeps {
   readonly standings: Standings;
   /** Where a failed read of the change mark is told. */
   readonly log?: Pick<Logger, 'warn'>;
-  /** Where a token comes from, said when one has been revoked. */
+  /** Where a token comes from: said by the 401s of `POST /auth/refresh`. */
   readonly wayIn?: string;
 }
 
@@ -46,7 +46,6 @@ export function createTokensModule({
     codec,
     settings,
     ...(revocations ? { revocations } : {}),
-    ...(wayIn ? { wayIn } : {}),
   });
   let checks: NodeJS.Timeout | undefined;
   const check = () =>
@@ -56,7 +55,7 @@ export function createTokensModule({
   return {
     name: 'tokens',
     service,
-    routes: tokensRoutes(service, settings.rateLimitPerMinute, standings),
+    routes: tokensRoutes(service, settings.rateLimitPerMinute, standings, wayIn),
     async start() {
       if (!revocations) return;
       // Records are kept only once the mark has been read: the first read is part of starting.

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { withHint } from '../../platform/auth/auth-errors.js';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { TokenPairSchema, tokenPairOf } from '../../platform/auth/token-pair.js';
 import { errorResponses } from '../../platform/error-response.js';
@@ -22,7 +23,12 @@ export interface Standings {
  * `GET /auth/me`.
  */
 export const tokensRoutes =
-  (service: TokensService, rateLimitPerMinute: number, standings: Standings): FastifyPluginAsyncTypebox =>
+  (
+    service: TokensService,
+    rateLimitPerMinute: number,
+    standings: Standings,
+    wayIn?: string,
+  ): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/auth/refresh',
@@ -52,7 +58,11 @@ export const tokensRoutes =
         },
       },
       async (request, reply) => {
-        const issued = await service.refresh(request.body.token, request.body.expires_at);
+        const issued = await service
+          .refresh(request.body.token, request.body.expires_at)
+          .catch((error: unknown) => {
+            throw withHint(error, wayIn);
+          });
         // A token in a response is kept by no cache (RFC 6749, 5.1).
         reply.header('cache-control', 'no-store');
         return tokenPairOf(issued);

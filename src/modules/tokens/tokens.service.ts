@@ -90,8 +90,6 @@ export interface TokensServiceDeps {
    * (trusted only while it is); without, every request reads its token's record from the database.
    */
   readonly revocations?: InvalidationFeed;
-  /** Where a token comes from, said when one has been revoked. */
-  readonly wayIn?: string;
   readonly now?: () => number;
 }
 
@@ -103,7 +101,6 @@ export function createTokensService({
   codec,
   settings,
   revocations,
-  wayIn = '',
   now = Date.now,
 }: TokensServiceDeps): TokensService {
   const repository = createTokensRepository(db);
@@ -144,7 +141,8 @@ export function createTokensService({
     if (record.revokedAt !== null) {
       throw unauthorized(
         ErrorKinds.TOKEN_REVOKED,
-        `the token has been revoked (its key was rotated or revoked, its application revoked, or an operator revoked it); get a new one.${wayIn && ` ${wayIn}`}`,
+        'the token has been revoked: its key was rotated or revoked, its application revoked, the portal session ' +
+          'that gave it ended, it was refreshed twice (reuse), or an operator revoked it; get a new one',
       );
     }
     return record;
@@ -184,10 +182,7 @@ export function createTokensService({
       current = next;
     }
     if (current.revokedAt !== null) {
-      throw unauthorized(
-        ErrorKinds.TOKEN_REVOKED,
-        `the token's chain has been revoked.${wayIn && ` ${wayIn}`}`,
-      );
+      throw unauthorized(ErrorKinds.TOKEN_REVOKED, "the token's chain has been revoked");
     }
     const claims: TokenClaims = {
       owner: current.owner,

@@ -6,7 +6,7 @@ import type {
 } from 'fastify';
 import { AppError, ErrorKinds } from '../errors.js';
 import { admitRequest, type WorkBudget } from '../limits/work-budget.js';
-import { bearerChallenge, invalidToken } from './auth-errors.js';
+import { bearerChallenge, invalidToken, withHint } from './auth-errors.js';
 import type { Grant } from './grants.js';
 import { type Authenticator, ensureOwnerOrHolder, type Principal } from './principal.js';
 import { authenticateSession, type SessionAuthenticator, sessionIdOf } from './session.js';
@@ -25,7 +25,7 @@ async function authenticate(gate: Gate, request: FastifyRequest): Promise<Princi
   const header = request.headers.authorization;
   if (!header) {
     throw AppError.of(ErrorKinds.TOKEN_MISSING, {
-      developerReason: `send the token in an Authorization: Bearer <token> header.${gate.wayIn ? ` ${gate.wayIn}` : ''}`,
+      developerReason: 'send the token in an Authorization: Bearer <token> header',
       headers: bearerChallenge(),
     });
   }
@@ -40,8 +40,11 @@ async function authenticate(gate: Gate, request: FastifyRequest): Promise<Princi
  */
 export interface Gate {
   readonly authenticator: Authenticator;
-  /** Where a token comes from, said to a request that has none. */
-  readonly wayIn?: string;
+  /**
+   * Where a token comes from, said by every 401 of the guards: `token` on the routes that take any token,
+   * `identity` on those that manage keys (the portal's session or an identity token).
+   */
+  readonly wayIn?: { readonly token: string; readonly identity: string };
   readonly sessions?: SessionAuthenticator;
   readonly budget?: WorkBudget;
 }
@@ -100,11 +103,14 @@ export function requireGrant(
       ? (request: FastifyRequest) => {
           const sessionId = request.headers.authorization === undefined ? sessionIdOf(request) : undefined;
           if (sessionId !== undefined) return authenticateSession(sessions, request, sessionId);
-          return session === 'only' ? Promise.reject(noSession()) : bearer(request);
+          return session === 'only' ? Promise.reject(noSession(request)) : bearer(request);
         }
       : bearer;
+  const hint = identity ? gate.wayIn?.identity : gate.wayIn?.token;
   return async function guard(request: FastifyRequest, reply: FastifyReply) {
-    const principal = await verify(request);
+    const principal = await verify(request).catch((error: unknown) => {
+      throw withHint(error, hint);
+    });
     await admitted(gate, request, reply, principal);
     if (identity && !principal.session && principal.grants.size > 0) {
       throw AppError.of(ErrorKinds.IDENTITY_REQUIRED, {
@@ -123,9 +129,12 @@ export function requireGrant(
 }
 
 /** A request to a route that takes the portal's session alone, without one. */
-const noSession = (): AppError =>
+const noSession = (request: FastifyRequest): AppError =>
   AppError.of(ErrorKinds.SESSION_INVALID, {
-    developerReason: 'this route takes the sign-in session’s cookie alone, not a bearer token',
+    developerReason:
+      request.headers.authorization === undefined
+        ? 'this route needs a sign-in session: the request carries no session cookie (sign in first)'
+        : 'this route takes the sign-in session’s cookie, not a bearer token',
     headers: bearerChallenge(),
   });
 
@@ -147,7 +156,9 @@ export function requireOwnerOrGrant(
   ownerParam: string,
 ): preHandlerAsyncHookHandler {
   return async function guard(request: FastifyRequest, reply: FastifyReply) {
-    const principal = await authenticate(gate, request);
+    const principal = await authenticate(gate, request).catch((error: unknown) => {
+      throw withHint(error, gate.wayIn?.token);
+    });
     const owner = (request.params as Record<string, unknown> | undefined)?.[ownerParam];
     // Without a snowflake schema the parameter is text, and every owner would be refused: a route's bug.
     if (typeof owner !== 'bigint')

@@ -167,6 +167,12 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
     const forged = await withSession('GET', BASE, { cookie: 'pds_session=made-up' });
     assert.equal(forged.statusCode, 401);
     assert.equal(problemName(forged), 'SESSION_INVALID');
+    assert.match(
+      json(forged).extra[0].developer_reason,
+      /the developer portal \(\/portal\/: sign in with Discord/,
+    );
+    const page = (await app.inject({ method: 'GET', url: '/docs' })).body;
+    assert.match(page, /open the <a href="\/portal\/">developer portal<\/a>/);
   });
 
   it('signing out ends the session server-side (CSRF needed), and clears the cookie', async (t) => {
@@ -462,6 +468,46 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
 });
 
 describeEachBackend('without Discord sign-in configured', (backend) => {
+  it('every 401, the docs page and the explorer say where a token comes from: an operator, not a portal', async (t) => {
+    const { app } = await buildTestApp(t, { backend });
+    const portal = await app.inject({ method: 'GET', url: '/portal/' });
+    assert.equal(portal.statusCode, 404);
+    assert.match(json(portal).extra[0].developer_reason, /the developer portal is off/);
+    const page = (await app.inject({ method: 'GET', url: '/docs' })).body;
+    assert.match(page, /id="getting-a-token"/);
+    assert.match(page, /the developer portal is off on this deployment/);
+    const document = json(await app.inject({ method: 'GET', url: '/openapi.json' }));
+    assert.match(document.components.securitySchemes.bearerAuth.description, /ask the service's operator/);
+    for (const authorization of [undefined, 'Bearer not-a-jwt', 'Basic dXNlcjpwYXNz']) {
+      const reply = await app.inject({
+        method: 'GET',
+        url: BASE,
+        headers: authorization ? { authorization } : {},
+      });
+      assert.equal(reply.statusCode, 401);
+      assert.match(
+        json(reply).extra[0].developer_reason,
+        /Where a token comes from: .*operator/,
+        String(authorization),
+      );
+      assert.doesNotMatch(json(reply).extra[0].developer_reason, /\/portal\//, 'no portal to point at');
+    }
+    const keyless = await app.inject({
+      method: 'POST',
+      url: '/auth/token',
+      payload: { key: `pds_${'a'.repeat(43)}` },
+    });
+    assert.match(json(keyless).extra[0].developer_reason, /Where a token comes from/);
+    const refresh = await app.inject({ method: 'POST', url: '/auth/refresh', payload: { token: 'x.y.z' } });
+    assert.equal(refresh.statusCode, 401);
+    assert.match(json(refresh).extra[0].developer_reason, /Where a token comes from/);
+    const keyRoute = await app.inject({
+      method: 'POST',
+      url: `${BASE}/00000000-0000-4000-8000-000000000000/key`,
+    });
+    assert.match(json(keyRoute).extra[0].developer_reason, /Keys are managed with an identity token/);
+  });
+
   it('the portal and the sign-in routes are 404, and a session cookie opens nothing', async (t) => {
     const { app } = await buildTestApp(t, { backend });
     for (const url of [

@@ -79,6 +79,7 @@ export const EnvSchema = Type.Object({
   MOJANG_RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 600 }),
   UPSTREAM_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 2000 }),
   UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 120_000, default: 5000 }),
+  UPSTREAM_DEADLINE_MS: Type.Integer({ minimum: 50, maximum: 600_000, default: 6000 }),
   UPSTREAM_RETRIES: Type.Integer({ minimum: 0, maximum: 5, default: 2 }),
   UPSTREAM_RETRY_BASE_MS: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
   UPSTREAM_BREAKER_FAILURES: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
@@ -90,6 +91,7 @@ export const EnvSchema = Type.Object({
   CACHE_USERNAME_FRESH_SECONDS: Type.Integer({ minimum: 0, default: 6 * 3600 }),
   CACHE_NOT_FOUND_FRESH_SECONDS: Type.Integer({ minimum: 0, default: 300 }),
   CACHE_STALE_IF_ERROR_SECONDS: Type.Integer({ minimum: 0, default: 86_400 }),
+  CACHE_STALE_DEADLINE_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 1000 }),
   CACHE_MEMORY_MAX_BYTES: Type.Integer({ minimum: 1024 * 1024, default: 128 * 1024 * 1024 }),
   SINGLE_FLIGHT_LOCK_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 15_000 }),
 });

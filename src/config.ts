@@ -231,6 +231,7 @@ function toConfig(env: Env): Config {
       },
       connectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
       timeoutMs: env.UPSTREAM_TIMEOUT_MS,
+      deadlineMs: env.UPSTREAM_DEADLINE_MS,
       retries: env.UPSTREAM_RETRIES,
       retryBaseMs: env.UPSTREAM_RETRY_BASE_MS,
       breakerFailures: env.UPSTREAM_BREAKER_FAILURES,
@@ -246,6 +247,7 @@ function toConfig(env: Env): Config {
       staleIfErrorSeconds: env.CACHE_STALE_IF_ERROR_SECONDS,
       memoryMaxBytes: env.CACHE_MEMORY_MAX_BYTES,
       singleFlightLockMs: env.SINGLE_FLIGHT_LOCK_MS,
+      staleDeadlineMs: env.CACHE_STALE_DEADLINE_MS,
     },
   };
 }

@@ -18,6 +18,11 @@ export interface UpstreamClientOptions {
   readonly baseUrl: string;
   readonly connectTimeoutMs: number;
   readonly timeoutMs: number;
+  /**
+   * The longest one request may take, all its attempts and the pauses between them together: an attempt
+   * gets what is left (at most `timeoutMs`), and none starts once it has passed.
+   */
+  readonly deadlineMs?: number;
   readonly retries: number;
   readonly retryBaseMs: number;
   readonly connections: number;
@@ -88,6 +93,9 @@ function outcomeOf(status: number, refused: unknown): UpstreamOutcome {
  * 5xx are retried with jittered exponential backoff (full jitter), 4xx never. The breaker hears once per
  * request how it ended, and a failed request is logged once, at warn, with its cause.
  */
+/** The least time left worth starting another attempt with (within a request's deadline). */
+const MIN_ATTEMPT_MS = 250;
+
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const url = new URL(options.baseUrl);
   const basePath = url.pathname.replace(/\/+$/, '');
@@ -119,6 +127,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     { endpoint, headers = {} }: GetOptions,
     read: (response: UpstreamResponse) => T,
     met: (outcome: UpstreamOutcome) => void,
+    timeoutMs: number,
   ): Promise<T> {
     const grant = await budget.take();
     if (!grant.granted) {
@@ -139,7 +148,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         path: `${basePath}${path}`,
         method: 'GET',
         headers,
-        signal: AbortSignal.timeout(options.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       response = { status: answer.statusCode, headers: answer.headers, body: await answer.body.text() };
     } catch (error) {
@@ -209,15 +218,25 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       attempts += 1;
       sent();
     };
+    const deadline = performance.now() + (options.deadlineMs ?? Number.POSITIVE_INFINITY);
+    const left = () => deadline - performance.now();
     for (let retry = 0; ; retry++) {
       try {
-        const value = await attempt(path, getOptions, read, met);
+        // Whole milliseconds (AbortSignal.timeout takes no fraction), at least one.
+        const timeoutMs = Math.max(1, Math.floor(Math.min(options.timeoutMs, left())));
+        const value = await attempt(path, getOptions, read, met, timeoutMs);
         breaker.succeeded();
         return value;
       } catch (error) {
-        const again = error instanceof UpstreamFailure && error.retryable && retry < options.retries;
+        const pause = Math.random() * options.retryBaseMs * 2 ** retry;
+        // Another attempt only if it would still have a useful share of the deadline after its pause.
+        const again =
+          error instanceof UpstreamFailure &&
+          error.retryable &&
+          retry < options.retries &&
+          left() - pause >= Math.min(options.timeoutMs, MIN_ATTEMPT_MS);
         if (again) {
-          await sleep(Math.random() * options.retryBaseMs * 2 ** retry);
+          await sleep(pause);
           continue;
         }
         if (outcome === undefined) {

@@ -21,6 +21,8 @@ export interface UpstreamSettings {
   readonly connectTimeoutMs: number;
   /** Per attempt, headers and body included. */
   readonly timeoutMs: number;
+  /** The longest one lookup may take, all its attempts and their pauses together. */
+  readonly deadlineMs: number;
   /** Further attempts after a network error or a 5xx; never after a 4xx. */
   readonly retries: number;
   readonly retryBaseMs: number;
@@ -113,6 +115,7 @@ export function createUpstreams(
       baseUrl,
       connectTimeoutMs: config.connectTimeoutMs,
       timeoutMs: config.timeoutMs,
+      deadlineMs: config.deadlineMs,
       retries: config.retries,
       retryBaseMs: config.retryBaseMs,
       connections: config.connections,

@@ -65,6 +65,11 @@ export interface CachedResourceDeps {
   readonly locks?: FetchLocks;
   /** How long a cross-instance lock lives if its holder dies. */
   readonly lockMs: number;
+  /**
+   * How long a reader holding a stale copy waits for the refresh: then the copy is served (STALE) and the
+   * refresh goes on for the next readers. Undefined: the reader waits for the refresh.
+   */
+  readonly staleDeadlineMs?: number;
   readonly failures: FailureRules;
   readonly metrics: CacheMetrics;
   readonly now?: () => number;
@@ -186,11 +191,19 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
         return served(fullKey, cached, 'HIT');
       }
       try {
-        const { value, joined } = await flights.run(
+        const flight = flights.run(
           fullKey,
           () => (locks ? fetchShared(locks, fullKey, fetch, cached) : fetchAndStore(fullKey, fetch)),
           (error) => !failures.isCallersOwn(error),
         );
+        const copy = usable(cached);
+        const landed = copy ? await withinDeadline(flight, deps.staleDeadlineMs) : await flight;
+        if (!landed) {
+          // The refresh is slow (a hung upstream): the reader has a copy, and gets it now.
+          metrics.looked(rules.name, 'stale');
+          return served(fullKey, copy as CacheEntry, 'STALE');
+        }
+        const { value, joined } = landed;
         if (joined) metrics.joined(rules.name);
         metrics.looked(rules.name, 'miss');
         return served(fullKey, value, 'MISS');
@@ -203,6 +216,23 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
       }
     },
   };
+}
+
+/**
+ * What `flight` resolves to if it settles within `ms` (its failure thrown); undefined once `ms` have passed
+ * first, and the flight goes on alone (its failure then heard by nobody but its own log).
+ */
+async function withinDeadline<T>(flight: Promise<T>, ms: number | undefined): Promise<T | undefined> {
+  if (ms === undefined) return flight;
+  const timer = new AbortController();
+  // Aborted once the race is over: an abandoned timer holds nothing up.
+  const late = sleep(ms, undefined, { signal: timer.signal }).catch(() => undefined);
+  try {
+    return await Promise.race([flight, late]);
+  } finally {
+    timer.abort();
+    flight.catch(() => undefined);
+  }
 }
 
 const isNewer = (entry: CacheEntry, than: CacheEntry | undefined) =>

@@ -19,6 +19,11 @@ export interface CachingSettings {
   readonly memoryMaxBytes: number;
   /** How long a cross-instance single-flight lock lives if its holder dies. */
   readonly singleFlightLockMs: number;
+  /**
+   * How long a reader with a stale copy waits for its refresh before the copy is served (STALE) and the
+   * refresh carries on in the background.
+   */
+  readonly staleDeadlineMs: number;
 }
 
 export interface Caching {
@@ -59,6 +64,7 @@ export function createCaching(
     flights: createSingleFlight(),
     ...(redis ? { locks: createRedisLocks(redis, `${keyPrefix}cache:`, log) } : {}),
     lockMs: settings.singleFlightLockMs,
+    staleDeadlineMs: settings.staleDeadlineMs,
     failures: deps.failures,
     metrics: createCacheMetrics(deps.registry),
   };

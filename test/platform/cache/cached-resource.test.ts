@@ -438,7 +438,7 @@ describe('cached resource', () => {
 
   it('each resource name may be taken once per app', () => {
     const caching = createCaching(
-      { memoryMaxBytes: 1024 * 1024, singleFlightLockMs: LOCK_MS },
+      { memoryMaxBytes: 1024 * 1024, singleFlightLockMs: LOCK_MS, staleDeadlineMs: 1000 },
       { redis: undefined, keyPrefix: 'test:', registry: new Registry(), failures, log: Fastify().log },
     );
     caching.resource({ name: 'player', freshMs: () => 1, staleIfErrorMs: 1 });

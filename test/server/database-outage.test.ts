@@ -5,7 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { describeOrSkip } from '../helpers/backends.js';
 import { buildTestApp, deferClose, type LogCapture } from '../helpers/build-test-app.js';
-import { skipWithoutPostgres, testDatabaseUrl } from '../helpers/environment.js';
+import { skipOn, skipWithoutPostgres, testDatabaseUrl } from '../helpers/environment.js';
+import { FIXTURE_PLAYERS, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { startTcpProxy, throughProxy } from '../helpers/tcp-proxy.js';
 import { createTestDatabase } from '../helpers/test-database.js';
 import { addWhoamiRoute, bearer, issueToken } from '../helpers/tokens.js';
@@ -149,3 +150,61 @@ describeOrSkip('PostgreSQL connection loss', { skip: skipWithoutPostgres, concur
     assert.ok(logs.lines.some((line) => line.msg === 'database unavailable; answered 503'));
   });
 });
+
+describeOrSkip(
+  'PostgreSQL unreachable, with Redis: cached reads keep answering',
+  { skip: skipOn('postgres', 'redis') },
+  () => {
+    it('serves cached players to tokens it has seen while the database is down; writes 503; /ready says so', async (t) => {
+      const upstream = await startFakeUpstream();
+      deferClose(t, () => upstream.close());
+      const target = new URL(String(testDatabaseUrl));
+      const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      deferClose(t, () => proxy.close());
+      const database = await createTestDatabase('postgres');
+      deferClose(t, () => database.drop());
+      const { app, config, logs } = await buildTestApp(t, {
+        dialect: 'postgres',
+        redis: true,
+        upstream,
+        databaseUrl: throughProxy(database.url, proxy),
+        env: { CACHE_PLAYER_FRESH_SECONDS: '3600' },
+      });
+      await app.ready();
+      const token = await issueToken(app, config);
+      const unseen = await issueToken(app, config, { owner: 77n });
+      const player = `/player/${FIXTURE_PLAYERS.minikloon.uuid}`;
+      const read = (auth = token) => app.inject({ method: 'GET', url: player, headers: bearer(auth) });
+      assert.equal((await read()).headers['x-cache'], 'MISS');
+      assert.equal((await read()).headers['x-cache'], 'HIT', 'cached, and the token seen');
+
+      proxy.cut();
+      await eventually(() => lostConnectionLogged(logs));
+      // Well past the change mark's trust window (3 s) while reads keep coming.
+      const until = Date.now() + 5000;
+      let served = 0;
+      while (Date.now() < until) {
+        const reply = await read();
+        assert.equal(reply.statusCode, 200, `a cached read during the outage: ${reply.body}`);
+        assert.equal(reply.headers['x-cache'], 'HIT');
+        served++;
+        await sleep(50);
+      }
+      t.diagnostic(`${served} cached reads answered 200 over 5 s of outage`);
+      assertDatabaseUnavailable(await read(unseen));
+      const write = await app.inject({
+        method: 'POST',
+        url: '/messenger/logging/interaction',
+        headers: bearer(token),
+        payload: {},
+      });
+      assert.ok([400, 503].includes(write.statusCode), `a write: ${write.statusCode}`);
+      const ready = await app.inject({ method: 'GET', url: '/ready' });
+      assert.equal(ready.statusCode, 503, '/ready says the database is down');
+
+      proxy.restore();
+      await eventually(async () => (await app.inject({ method: 'GET', url: '/ready' })).statusCode === 200);
+      assert.equal((await read(unseen)).statusCode, 200, 'after the outage, any token again');
+    });
+  },
+);

@@ -4,6 +4,7 @@ import type { Authenticator, Principal } from '../../platform/auth/principal.js'
 import type { TokenClaims, TokenCodec } from '../../platform/auth/token-codec.js';
 import { type InvalidationFeed, watchingChangeMark } from '../../platform/cache/invalidation.js';
 import { createKeptRecords } from '../../platform/cache/kept-records.js';
+import { isDatabaseUnavailable } from '../../platform/db/availability.js';
 import { afterCommit, type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
 import { createTokensRepository, type NewToken, type TokenRecord } from './tokens.repository.js';
@@ -108,7 +109,11 @@ export function createTokensService({
   const principals = new WeakMap<TokenRecord, { claims: TokenClaims; principal: Principal }>();
   const feed =
     revocations &&
-    watchingChangeMark(revocations, () => repository.changeMark(), TOKEN_CHANGES_TRUSTED_FOR_MS);
+    watchingChangeMark(revocations, () => repository.changeMark(), TOKEN_CHANGES_TRUSTED_FOR_MS, {
+      // The database unreachable: no revocation can be written either, so the kept records (of tokens this
+      // instance has seen) keep serving reads, while the feed (Redis) is trusted.
+      isOutage: isDatabaseUnavailable,
+    });
   const records = createKeptRecords({
     feed,
     ...settings.recordsKept,

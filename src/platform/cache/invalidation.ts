@@ -79,11 +79,23 @@ export function watchingChangeMark(
   feed: InvalidationFeed,
   readMark: () => Promise<number>,
   staleAfterMs: number,
-  now: () => number = performance.now.bind(performance),
+  {
+    now = performance.now.bind(performance),
+    isOutage = () => false,
+  }: {
+    now?: () => number;
+    /**
+     * Whether a failed read of the mark means the mark's store cannot be reached at all (an outage): then
+     * nothing can change it either, and copies stay trusted while the feed is (a change made meanwhile
+     * through another way to the store is heard through the feed, or at the first read after).
+     */
+    isOutage?: (error: unknown) => boolean;
+  } = {},
 ): MarkWatchingFeed {
   const listeners: InvalidationListener[] = [];
   let seen: number | undefined;
   let seenAt = Number.NEGATIVE_INFINITY;
+  let outage = false;
   let reading: Promise<void> | undefined;
   async function read(): Promise<void> {
     try {
@@ -91,12 +103,17 @@ export function watchingChangeMark(
       if (seen !== undefined && mark !== seen) for (const listener of listeners) listener.reset();
       seen = mark;
       seenAt = now();
+      outage = false;
+    } catch (error) {
+      // Only once the mark has been read: copies are never trusted before a first read.
+      outage = seen !== undefined && isOutage(error);
+      throw error;
     } finally {
       reading = undefined;
     }
   }
   return {
-    trusted: () => now() - seenAt < staleAfterMs && feed.trusted(),
+    trusted: () => (outage || now() - seenAt < staleAfterMs) && feed.trusted(),
     publish: (keys) => feed.publish(keys),
     listen(listener) {
       listeners.push(listener);

@@ -31,7 +31,7 @@ describe('a feed watching a change mark', () => {
         return 1;
       },
       3000,
-      () => clock,
+      { now: () => clock },
     );
     await feed.check();
     failing = true;
@@ -43,6 +43,33 @@ describe('a feed watching a change mark', () => {
     failing = false;
     await feed.check();
     assert.equal(feed.trusted(), true);
+  });
+
+  it("keeps trusting through an outage of the mark's store (nothing can change it), but only after a first read", async () => {
+    let clock = 0;
+    let down = true;
+    const outage = new Error('connect ECONNREFUSED');
+    const feed = watchingChangeMark(
+      createLocalInvalidationFeed(),
+      async () => {
+        if (down) throw outage;
+        return 1;
+      },
+      3000,
+      { now: () => clock, isOutage: (error) => error === outage },
+    );
+    await assert.rejects(feed.check());
+    assert.equal(feed.trusted(), false, 'never read: an outage at start trusts nothing');
+    down = false;
+    await feed.check();
+    down = true;
+    clock = 60_000;
+    await assert.rejects(feed.check());
+    assert.equal(feed.trusted(), true, 'the store is unreachable: the mark cannot move either');
+    down = false;
+    await feed.check();
+    clock = 120_000;
+    assert.equal(feed.trusted(), false, 'reachable again, and not read for a while: not trusted');
   });
 
   it('joins a check under way instead of reading again', async () => {

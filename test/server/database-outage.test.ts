@@ -177,6 +177,9 @@ describeOrSkip(
       const read = (auth = token) => app.inject({ method: 'GET', url: player, headers: bearer(auth) });
       assert.equal((await read()).headers['x-cache'], 'MISS');
       assert.equal((await read()).headers['x-cache'], 'HIT', 'cached, and the token seen');
+      const profilesUrl = `/gamemode/profiles/${FIXTURE_PLAYERS.skyblocker.uuid}`;
+      const profiles = () => app.inject({ method: 'GET', url: profilesUrl, headers: bearer(token) });
+      assert.equal((await profiles()).statusCode, 200);
 
       proxy.cut();
       await eventually(() => lostConnectionLogged(logs));
@@ -191,6 +194,12 @@ describeOrSkip(
         await sleep(50);
       }
       t.diagnostic(`${served} cached reads answered 200 over 5 s of outage`);
+      const cachedProfiles = await profiles();
+      assert.equal(
+        cachedProfiles.statusCode,
+        200,
+        `cached profiles during the outage: ${cachedProfiles.body}`,
+      );
       assertDatabaseUnavailable(await read(unseen));
       const write = await app.inject({
         method: 'POST',

@@ -136,7 +136,7 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
 
   if (!config.upstream.hypixelApiKey)
     app.log.warn('HYPIXEL_API_KEY is not set: player and profile lookups will fail');
-  const modules = await createModules(config, shared);
+  const modules = await createModules(config, shared, wayIn);
   const gate: Gate = {
     authenticator: modules.authenticator,
     wayIn: { token: wayIn.token, identity: wayIn.identity },

@@ -17,7 +17,7 @@ import type { Authenticator } from './platform/auth/principal.js';
 import type { SessionAuthenticator } from './platform/auth/session.js';
 import { executorOf } from './platform/db/transactions.js';
 import { createWorkBudget, type WorkBudget } from './platform/limits/work-budget.js';
-import { wayInFor } from './way-in.js';
+import type { WayIn } from './way-in.js';
 
 export interface Modules {
   /** Every module, in the order their routes are registered (and the reverse of the order they close). */
@@ -33,10 +33,10 @@ export interface Modules {
 /**
  * The one list of modules. Each is built by its own factory from the shared parts and the services of the
  * modules it needs; adding a module is one line here (after the modules whose services it takes).
+ * `wayIn` is how this deployment says where a token comes from (worded once, by the app).
  */
-export async function createModules(config: Config, shared: Infrastructure): Promise<Modules> {
+export async function createModules(config: Config, shared: Infrastructure, wayIn: WayIn): Promise<Modules> {
   const { caching, upstreams } = shared;
-  const wayIn = wayInFor(config);
   const db = executorOf(shared.db);
   const health = createHealthModule({
     probes: shared.probes,

@@ -48,7 +48,7 @@ const INSERT_CHUNK = 1000;
 const DAY_CHUNK = 1000;
 
 /**
- * The one order in which writers insert samples (by time, then ping, then lobby code unit by code unit): any
+ * The one order in which writers insert samples (by time, then ping, then lobby code unit by code unit): every
  * total order does, as long as every instance uses the same.
  */
 const sampleOrder = (a: Sample, b: Sample): number =>

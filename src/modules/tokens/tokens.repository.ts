@@ -89,40 +89,30 @@ export function createTokensRepository(executor: Executor) {
     },
 
     /**
-     * Revokes every token of a chain that is not revoked yet; returns how many it revoked. Until a pass
-     * revokes nothing: on PostgreSQL a pass that waited for a refresh of the chain to commit does not see
-     * the token that refresh added (it was not there when the statement began); the next pass does.
+     * Revokes every token of a chain (`{ chainId }`) or made from a key (`{ keyId }`) that is not revoked
+     * yet: how many it revoked, and their chains. Until a pass revokes nothing: on PostgreSQL a pass that
+     * waited for a refresh of the chain to commit does not see the token that refresh added (it was not
+     * there when the statement began); the next pass does.
      */
-    async revokeChain(chainId: string, reason: RevokedReason, now: number): Promise<number> {
-      let revoked = 0;
-      for (;;) {
-        const result = await db
-          .updateTable('tokens')
-          .set({ revoked_at: now, revoked_reason: reason })
-          .where('chain_id', '=', chainId)
-          .where('revoked_at', 'is', null)
-          .executeTakeFirst();
-        const pass = Number(result.numUpdatedRows);
-        if (pass === 0) return revoked;
-        revoked += pass;
-      }
-    },
-
-    /**
-     * Revokes every token made from an application key that is not revoked yet; the chains it touched.
-     * Passes as revokeChain's do, until one revokes nothing.
-     */
-    async revokeKey(keyId: string, now: number): Promise<string[]> {
+    async revokeWhere(
+      which: { readonly chainId: string } | { readonly keyId: string },
+      reason: RevokedReason,
+      now: number,
+    ): Promise<{ revoked: number; chains: string[] }> {
+      const [column, value] =
+        'chainId' in which ? (['chain_id', which.chainId] as const) : (['key_id', which.keyId] as const);
       const chains = new Set<string>();
+      let revoked = 0;
       for (;;) {
         const rows = await db
           .updateTable('tokens')
-          .set({ revoked_at: now, revoked_reason: 'revoked' })
-          .where('key_id', '=', keyId)
+          .set({ revoked_at: now, revoked_reason: reason })
+          .where(column, '=', value)
           .where('revoked_at', 'is', null)
           .returning('chain_id')
           .execute();
-        if (rows.length === 0) return [...chains];
+        if (rows.length === 0) return { revoked, chains: [...chains] };
+        revoked += rows.length;
         for (const row of rows) chains.add(row.chain_id);
       }
     },

@@ -153,22 +153,22 @@ export function createTokensService({
     return record;
   }
 
-  /** Revokes a chain through `executor`; every instance drops its records once that commits. */
-  async function revokeChain(executor: Executor, chainId: string, reason: 'revoked' | 'reuse_detected') {
-    const revoked = await createTokensRepository(executor).revokeChain(chainId, reason, now());
-    records.drop(chainId);
-    await afterCommit(executor, () => records.changed(chainId));
-    return revoked;
-  }
-
-  /** Revokes what a key made, through `executor`; every instance drops its records once that commits. */
-  async function revokeKeyChains(executor: Executor, keyId: string) {
-    const chains = await createTokensRepository(executor).revokeKey(keyId, now());
-    for (const chain of chains) records.drop(chain);
+  /**
+   * Revokes a chain, or every chain made from a key, through `executor`; every instance drops its records
+   * of those chains once that commits. How many tokens it revoked, and which chains.
+   */
+  async function revokeTokens(
+    executor: Executor,
+    which: { readonly chainId: string } | { readonly keyId: string },
+    reason: 'revoked' | 'reuse_detected',
+  ) {
+    const { revoked, chains } = await createTokensRepository(executor).revokeWhere(which, reason, now());
+    const groups = 'chainId' in which ? [which.chainId] : chains;
+    for (const chain of groups) records.drop(chain);
     await afterCommit(executor, async () => {
-      await Promise.all(chains.map((chain) => records.changed(chain)));
+      await Promise.all(groups.map((chain) => records.changed(chain)));
     });
-    return chains.length;
+    return { revoked, chains: groups };
   }
 
   /**
@@ -204,7 +204,7 @@ export function createTokensService({
   }
 
   async function reuseDetected(record: TokenRecord): Promise<never> {
-    await revokeChain(db, record.chainId, 'reuse_detected');
+    await revokeTokens(db, { chainId: record.chainId }, 'reuse_detected');
     throw unauthorized(
       ErrorKinds.TOKEN_REUSED,
       'this token was already exchanged; presenting it again revoked every token of its chain',
@@ -264,12 +264,13 @@ export function createTokensService({
       return (await currentWithinGrace(current)) ?? reuseDetected(current);
     },
 
-    revokeKey: async (keyId, { within } = {}) => revokeKeyChains(within ?? db, keyId),
+    revokeKey: async (keyId, { within } = {}) =>
+      (await revokeTokens(within ?? db, { keyId }, 'revoked')).chains.length,
 
     async revoke(jti, { within } = {}) {
       const executor = within ?? db;
       const record = await createTokensRepository(executor).find(jti);
-      return record ? revokeChain(executor, record.chainId, 'revoked') : 0;
+      return record ? (await revokeTokens(executor, { chainId: record.chainId }, 'revoked')).revoked : 0;
     },
 
     checkForChanges: async () => feed?.check(),

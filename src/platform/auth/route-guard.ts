@@ -108,14 +108,16 @@ export function requireGrant(
       : bearer;
   const hint = identity ? gate.wayIn?.identity : gate.wayIn?.token;
   return async function guard(request: FastifyRequest, reply: FastifyReply) {
-    const principal = await verify(request).catch((error: unknown) => {
+    let principal: Principal;
+    try {
+      principal = await verify(request);
+    } catch (error) {
       throw withHint(error, hint);
-    });
+    }
     await admitted(gate, request, reply, principal);
     if (identity && !principal.session && principal.grants.size > 0) {
       throw AppError.of(ErrorKinds.IDENTITY_REQUIRED, {
-        developerReason:
-          "manage keys signed in to the developer portal, or with an identity token (no grants: the portal's POST /auth/session/token, or token issue --owner without --grant), not with a token that carries grants",
+        developerReason: `this route takes no token that carries grants${hint ? `. ${hint}` : ''}`,
         headers: bearerChallenge('insufficient_scope'),
       });
     }
@@ -156,9 +158,12 @@ export function requireOwnerOrGrant(
   ownerParam: string,
 ): preHandlerAsyncHookHandler {
   return async function guard(request: FastifyRequest, reply: FastifyReply) {
-    const principal = await authenticate(gate, request).catch((error: unknown) => {
+    let principal: Principal;
+    try {
+      principal = await authenticate(gate, request);
+    } catch (error) {
       throw withHint(error, gate.wayIn?.token);
-    });
+    }
     const owner = (request.params as Record<string, unknown> | undefined)?.[ownerParam];
     // Without a snowflake schema the parameter is text, and every owner would be refused: a route's bug.
     if (typeof owner !== 'bigint')

@@ -35,23 +35,43 @@ export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0,
 
 const zero = (): UsageCounts => ({ requests: 0, upstream: 0, refused: 0 });
 
+const DAY_MS = 86_400_000;
+
 export function createUsageMeter(now: () => number = Date.now): UsageMeter {
-  let counted = new Map<string, UsageEntry>();
+  /** Counts by day, then by owner: a request looks up two maps and builds no string. */
+  let counted = new Map<string, Map<string, UsageEntry>>();
+  // The current UTC day, worked out again only when the clock leaves it (not on every request).
+  let today = '';
+  let todayFrom = 0;
+  let todayUntil = 0;
+  const currentDay = (): string => {
+    const at = now();
+    if (at < todayFrom || at >= todayUntil) {
+      todayFrom = at - (at % DAY_MS);
+      todayUntil = todayFrom + DAY_MS;
+      today = dayOf(todayFrom);
+    }
+    return today;
+  };
   const entryOf = (owner: string, day: string): UsageEntry => {
-    const key = `${owner} ${day}`;
-    let entry = counted.get(key);
+    let owners = counted.get(day);
+    if (!owners) {
+      owners = new Map();
+      counted.set(day, owners);
+    }
+    let entry = owners.get(owner);
     if (!entry) {
       entry = { owner, day, counts: zero() };
-      counted.set(key, entry);
+      owners.set(owner, entry);
     }
     return entry;
   };
   return {
     count(owner, kind) {
-      entryOf(owner.toString(), dayOf(now())).counts[kind]++;
+      entryOf(owner.toString(), currentDay()).counts[kind]++;
     },
     drain() {
-      const entries = [...counted.values()];
+      const entries = [...counted.values()].flatMap((owners) => [...owners.values()]);
       counted = new Map();
       return entries;
     },
@@ -64,7 +84,7 @@ export function createUsageMeter(now: () => number = Date.now): UsageMeter {
       }
     },
     pending(owner, day) {
-      return { ...(counted.get(`${owner} ${day}`)?.counts ?? zero()) };
+      return { ...(counted.get(day)?.get(owner)?.counts ?? zero()) };
     },
   };
 }

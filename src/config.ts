@@ -188,6 +188,9 @@ function toConfig(env: Env): Config {
       retentionDays: env.PING_RETENTION_DAYS,
       retentionJobEveryMs: env.RETENTION_JOB_INTERVAL_SECONDS * 1000,
       historyPerDay: env.PING_HISTORY_PER_DAY,
+      // The history kept in memory: half the players' days, half the answers made of them.
+      keptDaysMaxBytes: Math.floor(env.PING_HISTORY_CACHE_MAX_BYTES / 2),
+      answersMaxBytes: Math.floor(env.PING_HISTORY_CACHE_MAX_BYTES / 2),
       maxQueuedSamples: env.PING_MAX_QUEUED_SAMPLES,
       maxFutureMs: env.PING_MAX_FUTURE_SECONDS * 1000,
       bodyLimitBytes: env.PING_BODY_LIMIT_BYTES,

@@ -8,6 +8,7 @@ import { ownerBudgets } from './modules/owner-budgets/migrations/0012-owner-budg
 import { ownerUsage } from './modules/owner-usage/migrations/0017-owner-usage.js';
 import { ping } from './modules/ping/migrations/0007-ping.js';
 import { pingOwners } from './modules/ping/migrations/0011-ping-owners.js';
+import { pingRevisions } from './modules/ping/migrations/0018-ping-revisions.js';
 import { players } from './modules/players/migrations/0002-players.js';
 import { playerFetchers } from './modules/players/migrations/0013-player-fetchers.js';
 import { portalSessions } from './modules/portal/migrations/0016-portal-sessions.js';
@@ -40,4 +41,5 @@ export const migrations: Migrations = {
   '0015-application-keys': applicationKeys,
   '0016-portal-sessions': portalSessions,
   '0017-owner-usage': ownerUsage,
+  '0018-ping-revisions': pingRevisions,
 };

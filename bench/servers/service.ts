@@ -25,6 +25,7 @@ import { migrations } from '../../src/migrations.js';
 import { interactionsRoutes } from '../../src/modules/interactions/interactions.routes.js';
 import type { InteractionsService } from '../../src/modules/interactions/interactions.service.js';
 import { createOwnerBudgetsService } from '../../src/modules/owner-budgets/owner-budgets.service.js';
+import { createPingHistoryReplies } from '../../src/modules/ping/ping.reply.js';
 import { pingRoutes } from '../../src/modules/ping/ping.routes.js';
 import type { PingService } from '../../src/modules/ping/ping.service.js';
 import { createTokensService } from '../../src/modules/tokens/tokens.service.js';
@@ -99,11 +100,13 @@ const pingStoresNothing: PingService = {
     stored: samples.length,
     duplicates: 0,
   }),
-  history: async () => [],
+  history: async (player) => ({ uuid: player, revision: 0, days: [] }),
   deleteExpired: async () => 0,
   close: async () => undefined,
 };
-await app.register(pingRoutes(pingStoresNothing, config.ping.bodyLimitBytes), { prefix: '/noop' });
+await app.register(pingRoutes(pingStoresNothing, createPingHistoryReplies(0), config.ping.bodyLimitBytes), {
+  prefix: '/noop',
+});
 
 const tokens = createTokensService({
   db: executorOf(app.db),

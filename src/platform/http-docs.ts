@@ -8,7 +8,13 @@ import { type ErrorKind, errorCatalogue } from './errors.js';
 import { docsPage, type OpenApiDocument, SUMMARY, TITLE } from './http/docs-page.js';
 import { fixedBody } from './http/fixed-body.js';
 import { RATE_LIMIT_HEADERS } from './http/rate-limit-headers.js';
-import { REQUIRED_HEADER_KEY, type ResponseDoc, responseDoc, withHeaders } from './http/response-docs.js';
+import {
+  NOT_MODIFIED,
+  REQUIRED_HEADER_KEY,
+  type ResponseDoc,
+  responseDoc,
+  withHeaders,
+} from './http/response-docs.js';
 import { showOpenApiForms } from './openapi-form.js';
 import { API_VERSION } from './request-context.js';
 
@@ -230,8 +236,3 @@ export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) =
     (request, reply) => pageBody.send(request, reply),
   );
 });
-
-/** A fixed answer the client already has: `If-None-Match` named its ETag. */
-const NOT_MODIFIED = {
-  description: 'The client already has this version (`If-None-Match` named its `ETag`): no body.',
-} as const;

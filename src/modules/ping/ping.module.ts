@@ -3,6 +3,7 @@ import { periodicJobOf } from '../../platform/db/periodic-job.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { Logger } from '../../platform/logger.js';
 import type { PlayersService } from '../players/players.service.js';
+import { createPingHistoryReplies } from './ping.reply.js';
 import { pingRoutes } from './ping.routes.js';
 import { createPingService, type PingService, type PingSettings } from './ping.service.js';
 
@@ -11,6 +12,8 @@ export interface PingModuleDeps {
   /** Resolves usernames (through the cache and the upstream budget). */
   readonly players: Pick<PlayersService, 'resolve'>;
   readonly settings: PingSettings & {
+    /** The most bytes of endpoint 6's answers kept in memory, with their compressed copies. */
+    readonly answersMaxBytes: number;
     /** How often the retention job runs (once per period across all instances). */
     readonly retentionJobEveryMs: number;
     /** The largest ingestion body: a thousand samples need more than the default limit. */
@@ -32,7 +35,7 @@ export function createPingModule({ db, players, settings, log }: PingModuleDeps)
   return {
     name: 'ping',
     service,
-    routes: pingRoutes(service, settings.bodyLimitBytes),
+    routes: pingRoutes(service, createPingHistoryReplies(settings.answersMaxBytes), settings.bodyLimitBytes),
     start: retention.start,
     async close() {
       await retention.close();

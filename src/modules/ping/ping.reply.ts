@@ -1,5 +1,52 @@
-import type { FastifyReply } from 'fastify';
-import type { PingDay } from './ping.service.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import { type StoredBody, storedBody } from '../../platform/http/stored-body.js';
+import type { PingDay, PingHistory } from './ping.service.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The range a history was asked for (the query string), part of what names an answer. */
+type AskedRange = { readonly from?: string; readonly to?: string; readonly limit?: number };
+/** Bookkeeping bytes per kept answer beyond its bodies and key. */
+const ANSWER_OVERHEAD_BYTES = 256;
+
+/**
+ * Endpoint 6's answers, kept as bytes per player and range while the player's revision does not move: a
+ * read of a year whose days did not change sends the bytes it sent before (2 MB, no serialization), with
+ * an ETag naming the revision and the range (304 for a client that has them), and its compressed copies
+ * made once. Least recently read go first once they pass `maxBytes` (bodies, copies and keys counted).
+ */
+export function createPingHistoryReplies(maxBytes: number) {
+  const answers = new LRUCache<string, { readonly revision: number; readonly body: StoredBody }>({
+    maxSize: Math.max(1, maxBytes),
+    sizeCalculation: ({ body }, key) => body.size + key.length + ANSWER_OVERHEAD_BYTES,
+  });
+  return {
+    send(request: FastifyRequest, reply: FastifyReply, history: PingHistory, range: AskedRange) {
+      const { from = '', to = '', limit = '' } = range;
+      const key = `${history.uuid} ${from} ${to} ${limit}`;
+      let answer = answers.get(key);
+      if (answer?.revision !== history.revision) {
+        const made = {
+          revision: history.revision,
+          body: storedBody(
+            JSON_TYPE,
+            historyBytes(history.days),
+            `${history.revision}.${from}.${to}.${limit}`,
+            () => {
+              // A compressed copy was made: counted again, unless it is no longer the kept answer.
+              if (answers.peek(key) === made) answers.set(key, made);
+            },
+          ),
+        };
+        const current = answers.peek(key);
+        if (!current || current.revision < made.revision) answers.set(key, made);
+        answer = made;
+      }
+      return answer.body.send(request, reply);
+    },
+  };
+}
 
 /**
  * Whether a stored history looks like what the service writes (`JSON.stringify` of whole numbers, so ASCII
@@ -14,7 +61,7 @@ const looksLikeHistory = (json: string): boolean => json.startsWith('[') && json
  * neither parsed, serialized, nor joined into one string and encoded again. A history that is not what the
  * service writes is a corrupt row: a 500, not a broken body.
  */
-export function sendPingHistory(reply: FastifyReply, days: readonly PingDay[]): FastifyReply {
+export function historyBytes(days: readonly PingDay[]): Buffer {
   const pieces: [text: string, encoding: 'utf8' | 'latin1'][] = [['{"data":[', 'latin1']];
   days.forEach((day, index) => {
     if (!looksLikeHistory(day.historyJson))
@@ -35,8 +82,10 @@ export function sendPingHistory(reply: FastifyReply, days: readonly PingDay[]): 
   let length = 0;
   for (const [text, encoding] of pieces)
     length += encoding === 'latin1' ? text.length : Buffer.byteLength(text);
-  const body = Buffer.allocUnsafe(length);
+  const body = Buffer.allocUnsafeSlow(length);
   let offset = 0;
   for (const [text, encoding] of pieces) offset += body.write(text, offset, encoding);
-  return reply.type('application/json; charset=utf-8').send(body);
+  return body;
 }
+
+export type PingHistoryReplies = ReturnType<typeof createPingHistoryReplies>;

@@ -28,8 +28,14 @@ export interface DayAggregate {
   readonly historyAt: readonly number[];
 }
 
-/** A day as endpoint 6 reads it: the history as the JSON text it is kept as, to be sent as it is. */
-export type DayRecord = Omit<DayAggregate, 'history' | 'historyAt'> & { readonly historyJson: string };
+/**
+ * A day as endpoint 6 reads it, with the revision it last changed at: the history as the JSON text it is
+ * kept as (to be sent as it is), absent when it did not change after the revision the reader asked from.
+ */
+export type DayRecordSince = Omit<DayAggregate, 'history' | 'historyAt'> & {
+  readonly revision: number;
+  readonly historyJson: string | undefined;
+};
 
 export interface DayRange {
   /** First day (inclusive), `YYYY-MM-DD`. */
@@ -117,10 +123,12 @@ export function createPingRepository(executor: Executor) {
       return aggregates;
     },
 
-    async saveDay(player: string, day: DayAggregate): Promise<void> {
+    /** Saves the day's aggregate, changed at `revision`. */
+    async saveDay(player: string, day: DayAggregate, revision: number): Promise<void> {
       await db
         .updateTable('ping_days')
         .set({
+          revision,
           samples: day.samples,
           total: day.total,
           min: day.min,
@@ -135,19 +143,67 @@ export function createPingRepository(executor: Executor) {
         .execute();
     },
 
-    /** The player's days with samples, newest first, within the range. */
-    async listDays(player: string, range: DayRange): Promise<DayRecord[]> {
+    /** The player's ping revision: 0 before any sample was stored (or before revisions were kept). */
+    async revisionOf(player: string): Promise<number> {
+      const row = await db
+        .selectFrom('ping_players')
+        .select('revision')
+        .where('player', '=', player)
+        .executeTakeFirst();
+      return row ? Number(row.revision) : 0;
+    },
+
+    /**
+     * Moves the player's revision on (locking its row until the transaction ends, before the days, in the
+     * same order for every writer) and answers it: one more than it was, or `now` when that is later.
+     */
+    async nextRevision(player: string, now: number): Promise<number> {
+      const row = await db
+        .insertInto('ping_players')
+        .values({ player, revision: now })
+        .onConflict((conflict) =>
+          conflict.column('player').doUpdateSet((eb) => ({
+            revision: eb
+              .case()
+              .when('ping_players.revision', '>=', eb.ref('excluded.revision'))
+              .then(eb(eb.ref('ping_players.revision'), '+', 1))
+              .else(eb.ref('excluded.revision'))
+              .end(),
+          })),
+        )
+        .returning('revision')
+        .executeTakeFirstOrThrow();
+      return Number(row.revision);
+    },
+
+    /**
+     * Every one of the player's days with samples, newest first, in one statement (one snapshot): each with
+     * its statistics and revision, and its history only when the day changed after revision `since` (the
+     * caller keeps the others). `since` -1: every history.
+     */
+    async daysChangedSince(player: string, since: number): Promise<DayRecordSince[]> {
       const rows = await db
         .selectFrom('ping_days')
-        .select(['day', 'samples', 'total', 'min', 'max', 'last_at', 'last_lobby', 'history'])
+        .select((eb) => [
+          'day',
+          'samples',
+          'total',
+          'min',
+          'max',
+          'last_at',
+          'last_lobby',
+          'revision',
+          eb.case().when('revision', '>', since).then(eb.ref('history')).else(null).end().as('history'),
+        ])
         .where('player', '=', player)
         .where('samples', '>', 0)
-        .$if(range.from !== undefined, (query) => query.where('day', '>=', range.from as string))
-        .$if(range.to !== undefined, (query) => query.where('day', '<=', range.to as string))
         .orderBy('day', 'desc')
-        .$if(range.limit !== undefined, (query) => query.limit(range.limit as number))
         .execute();
-      return rows.map((row) => ({ ...statisticsOf(row), historyJson: row.history }));
+      return rows.map((row) => ({
+        ...statisticsOf(row),
+        revision: Number(row.revision),
+        historyJson: row.history ?? undefined,
+      }));
     },
 
     /** Deletes up to `limit` of the oldest samples taken before `cutoff`; how many it deleted. */
@@ -174,11 +230,12 @@ const emptyDay = (player: string, day: string): PingDaysTable => ({
   last_lobby: '',
   history: '[]',
   history_at: '[]',
+  revision: 0,
 });
 
 /** A day's row without its history: the statistics and the last sample. */
 const statisticsOf = (
-  row: Omit<PingDaysTable, 'player' | 'history' | 'history_at'>,
+  row: Omit<PingDaysTable, 'player' | 'history' | 'history_at' | 'revision'>,
 ): Omit<DayAggregate, 'history' | 'historyAt'> => ({
   day: row.day,
   samples: Number(row.samples),

@@ -2,10 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponse, errorResponses } from '../../platform/error-response.js';
 import { PlayerParams } from '../../platform/http/path-params.js';
-import { responseDoc } from '../../platform/http/response-docs.js';
+import {
+  COMPRESSED_HEADERS,
+  ETAG_HEADERS,
+  NOT_MODIFIED,
+  responseDoc,
+} from '../../platform/http/response-docs.js';
 import { chargeWork, takeWork } from '../../platform/limits/work-budget.js';
 import { asUpstreamError } from '../../upstream/upstream-result.js';
-import { sendPingHistory } from './ping.reply.js';
+import type { PingHistoryReplies } from './ping.reply.js';
 import {
   PingHistoryQuery,
   PingHistorySchema,
@@ -22,7 +27,7 @@ const RESOLUTION_ERRORS = errorResponses(404, 429, 502, 504);
 
 /** Endpoint 6, and the ingestion of the samples it reads. */
 export const pingRoutes =
-  (service: PingService, bodyLimitBytes: number): FastifyPluginAsyncTypebox =>
+  (service: PingService, replies: PingHistoryReplies, bodyLimitBytes: number): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       PATH,
@@ -72,6 +77,8 @@ export const pingRoutes =
       PATH,
       {
         onRequest: app.requireGrant('ping:read'),
+        // Kept answers carry their compressed copies (platform/http/stored-body.ts).
+        compress: false,
         schema: {
           tags: TAGS,
           operationId: 'getPingHistory',
@@ -79,13 +86,15 @@ export const pingRoutes =
           description:
             'One record per UTC day with samples, newest first: avg, min and max over all its samples, its history ' +
             '(the latest values, in time order), and its last sample. A player with no samples: `{data: []}`. ' +
-            "Read from per-day aggregates kept on write. Costs the owner's work budget a unit per day returned, " +
-            'besides the request. Grant: ping:read.',
+            'Read from per-day aggregates kept on write; an answer is kept while the player has no new sample, ' +
+            'with an `ETag` (`If-None-Match` naming it: 304). ' +
+            "Costs the owner's work budget a unit per day returned, besides the request. Grant: ping:read.",
           security,
           params: PlayerParams,
           querystring: PingHistoryQuery,
           response: {
-            200: responseDoc(PingHistorySchema),
+            200: responseDoc(PingHistorySchema, { headers: { ...ETAG_HEADERS, ...COMPRESSED_HEADERS } }),
+            304: NOT_MODIFIED,
             ...errorResponses(400, 401, 403),
             ...RESOLUTION_ERRORS,
           },
@@ -93,11 +102,11 @@ export const pingRoutes =
       },
       async (request, reply) => {
         const owner = String(principalOf(request).owner);
-        const days = await service
+        const history = await service
           .history(request.params.player, request.query, owner)
           .catch(asUpstreamError);
-        await chargeWork(request, days.length);
-        return sendPingHistory(reply, days);
+        await chargeWork(request, history.days.length);
+        return replies.send(request, reply, history, request.query);
       },
     );
   };

@@ -1,3 +1,4 @@
+import { createSingleFlight } from '../../platform/cache/single-flight.js';
 import { deleteInBatches } from '../../platform/db/batched-delete.js';
 import { createGroupCommitter, type GroupCommitSettings } from '../../platform/db/group-commit.js';
 import type { Executor } from '../../platform/db/transactions.js';
@@ -7,10 +8,11 @@ import {
   createPingRepository,
   type DayAggregate,
   type DayRange,
-  type DayRecord,
+  type DayRecordSince,
   type OwnedSample,
   type Sample,
 } from './ping.repository.js';
+import { createPingDaysStore, type KeptDays, mergeDays } from './ping-days.service.js';
 
 /** A sample as a client sends it: `at` (epoch ms) defaults to when it arrives. */
 export interface SampleInput {
@@ -31,6 +33,15 @@ export interface PingDay {
   readonly lastLobby: string;
   /** The day's latest ping values (up to the cap) in time order, as a JSON array: sent as it is. */
   readonly historyJson: string;
+  /** The player's revision when this day last changed. */
+  readonly revision: number;
+}
+
+/** A player's days in a range, newest first, as of a revision of theirs (the same revision, the same days). */
+export interface PingHistory {
+  readonly uuid: string;
+  readonly revision: number;
+  readonly days: readonly PingDay[];
 }
 
 /** What became of a batch of samples. */
@@ -52,8 +63,12 @@ export interface PingService {
    * samples (up to MAX_PROBLEMS) whose time is out of bounds, nothing stored.
    */
   ingest(player: string, samples: readonly SampleInput[], owner: string): Promise<Ingested>;
-  /** The player's days with samples, newest first, from the aggregates only (never the raw samples). */
-  history(player: string, range: DayRange, owner: string): Promise<readonly PingDay[]>;
+  /**
+   * The player's days with samples in the range, newest first, from the aggregates only (never the raw
+   * samples): kept in memory while the player's revision does not move (one row read per call), and
+   * reloaded in part when it does (the days that changed, with the statistics of the others).
+   */
+  history(player: string, range: DayRange, owner: string): Promise<PingHistory>;
   /** Deletes raw samples older than the retention, in bounded batches (the days stay), until done or `stop`. */
   deleteExpired(stop?: AbortSignal): Promise<number>;
   /** Commits every batch already taken; takes no more. */
@@ -70,6 +85,8 @@ export interface PingSettings {
   readonly maxFutureMs: number;
   /** The most values a day's history keeps (the latest ones); the statistics cover every sample. */
   readonly historyPerDay: number;
+  /** The most bytes of players' days kept in memory (their histories' text and bookkeeping). */
+  readonly keptDaysMaxBytes: number;
   /** Samples waiting for a transaction beyond which ingestion is refused (503). */
   readonly maxQueuedSamples: number;
   readonly groupCommit: GroupCommitSettings;
@@ -92,11 +109,31 @@ export function createPingService({ db, players, settings, now = Date.now }: Pin
   // The queue's bound counts samples: one request may hold a thousand.
   const committer = createGroupCommitter<Batch, Written>(
     db,
-    (transaction, batches) => writeBatches(transaction, batches, settings.historyPerDay),
+    (transaction, batches) => writeBatches(transaction, batches, settings.historyPerDay, now()),
     { ...settings.groupCommit, maxQueue: settings.maxQueuedSamples },
     {},
     (batch) => batch.samples.length,
   );
+
+  const kept = createPingDaysStore<PingDay>(settings.keptDaysMaxBytes);
+  const loads = createSingleFlight();
+
+  /** The player's days as of `revision` or later: those kept, or read (only the changed histories). */
+  async function daysOf(uuid: string, revision: number): Promise<KeptDays<PingDay>> {
+    const before = kept.get(uuid);
+    if (before && before.revision >= revision) return before;
+    const { value } = await loads.run(`${uuid}:${revision}`, async () => {
+      const read = async (since: KeptDays<PingDay> | undefined) =>
+        mergeDays(since, await repository.daysChangedSince(uuid, since?.revision ?? -1), revision, pingDay);
+      // A day that came without its history but is not kept as it was (evicted meanwhile): read them all.
+      const days = (await read(before)) ?? (await read(undefined));
+      if (!days) throw new Error('ping days read without their histories');
+      const current = kept.get(uuid);
+      if (!current || current.revision < days.revision) kept.set(uuid, days);
+      return days;
+    });
+    return value;
+  }
 
   async function uuidOf(player: string, owner: string): Promise<string> {
     const resolved = await players.resolve(player, owner);
@@ -120,8 +157,9 @@ export function createPingService({ db, players, settings, now = Date.now }: Pin
           developerReason: `query/from (${range.from}) must not be after query/to (${range.to})`,
         });
       }
-      const days = await repository.listDays(await uuidOf(player, owner), range);
-      return days.map(pingDay);
+      const uuid = await uuidOf(player, owner);
+      const { revision, days } = await daysOf(uuid, await repository.revisionOf(uuid));
+      return { uuid, revision, days: inRange(days, range) };
     },
 
     deleteExpired(stop) {
@@ -183,6 +221,7 @@ async function writeBatches(
   transaction: Executor,
   batches: readonly Batch[],
   historyPerDay: number,
+  now: number,
 ): Promise<Written[]> {
   const repository = createPingRepository(transaction);
   // Each distinct sample once, in the order it arrived, with the batch that carried it first.
@@ -220,9 +259,14 @@ async function writeBatches(
       if (known) known.push(sample);
       else byDay.set(day, [sample]);
     }
+    const revision = await repository.nextRevision(player, now);
     const aggregates = await repository.lockDays(player, [...byDay.keys()]);
     for (const [day, daySamples] of byDay)
-      await repository.saveDay(player, addSamples(aggregates.get(day), day, daySamples, historyPerDay));
+      await repository.saveDay(
+        player,
+        addSamples(aggregates.get(day), day, daySamples, historyPerDay),
+        revision,
+      );
   }
   return batches.map((batch, index) => {
     const count = stored[index] ?? 0;
@@ -304,7 +348,16 @@ export function addSamples(
 export const averageOf = (total: number, count: number): number =>
   Math.floor((total * 200 + count) / (2 * count)) / 100;
 
-const pingDay = (record: DayRecord): PingDay => ({
+/** The days (newest first) within the range: from and to inclusive, the newest `limit`. */
+function inRange(days: readonly PingDay[], { from, to, limit }: DayRange): readonly PingDay[] {
+  const within =
+    from === undefined && to === undefined
+      ? days
+      : days.filter(({ day }) => (from === undefined || day >= from) && (to === undefined || day <= to));
+  return limit === undefined ? within : within.slice(0, limit);
+}
+
+const pingDay = (record: DayRecordSince & { readonly historyJson: string }): PingDay => ({
   day: record.day,
   avg: averageOf(record.total, record.samples),
   min: record.min,
@@ -312,4 +365,5 @@ const pingDay = (record: DayRecord): PingDay => ({
   lastAt: record.lastAt,
   lastLobby: record.lastLobby,
   historyJson: record.historyJson,
+  revision: record.revision,
 });

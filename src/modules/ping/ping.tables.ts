@@ -7,6 +7,7 @@ import type { Generated } from 'kysely';
 export type PingTables = {
   ping_samples: PingSamplesTable;
   ping_days: PingDaysTable;
+  ping_players: PingPlayersTable;
 };
 
 /**
@@ -41,4 +42,16 @@ export type PingDaysTable = {
   history: string;
   /** The history's sample times, as a JSON array beside it: where a late sample goes. */
   history_at: string;
+  /** The player's revision when this day last changed (0: before revisions were kept, migration 0018). */
+  revision: number | bigint;
+};
+
+/**
+ * A player's ping revision: moved by every transaction that stores a sample of theirs, never back (at least
+ * one more, and at least the writer's clock in epoch ms, so that a database restored or replaced does not
+ * hand out a revision a reader has seen with other days). No row: revision 0.
+ */
+export type PingPlayersTable = {
+  player: string;
+  revision: number | bigint;
 };

@@ -148,3 +148,19 @@ export const COMPRESSED_HEADERS: HeaderDocs = {
     schema: { type: 'string', enum: ['br', 'gzip'] },
   },
 };
+
+/** `ETag` of an answer kept as bytes (platform/http/stored-body.ts). */
+export const ETAG_HEADERS: HeaderDocs = {
+  ETag: {
+    description:
+      'Names this version of the answer (with `-br` or `-gzip` for a compressed copy): sent back in ' +
+      '`If-None-Match`, it gets a 304 while the answer is unchanged.',
+    schema: { type: 'string', pattern: '^"[^"]+"$' },
+    required: true,
+  },
+};
+
+/** An answer the client already has: `If-None-Match` named its ETag. */
+export const NOT_MODIFIED = {
+  description: 'The client already has this version (`If-None-Match` named its `ETag`): no body.',
+} as const;

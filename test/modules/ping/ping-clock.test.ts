@@ -38,7 +38,7 @@ async function pingOnClock(t: TestContext, backend: Backend) {
   });
   deferClose(t, () => service.close());
   const last = async () => {
-    const [day] = await service.history(PLAYER, {}, OWNER);
+    const [day] = (await service.history(PLAYER, {}, OWNER)).days;
     return { at: day?.lastAt, lobby: day?.lastLobby };
   };
   /** The developer reasons of the 400 the ingestion of `samples` must be refused with. */
@@ -71,7 +71,7 @@ describeEachBackend('ping sample times against the clock', (backend) => {
       `body/samples/0/at ${AHEAD}`,
     ]);
     // Nothing of a refused batch is stored: its good sample is not there.
-    const [day] = await service.history(PLAYER, {}, OWNER);
+    const [day] = (await service.history(PLAYER, {}, OWNER)).days;
     assert.equal(day?.historyJson, '[1]');
     assert.deepEqual(await last(), { at: now + 60 * SECOND, lobby: 'edge' });
   });
@@ -91,7 +91,7 @@ describeEachBackend('ping sample times against the clock', (backend) => {
     await clock.advance(SECOND);
     await service.ingest(PLAYER, [{ ping: 43, lobby: 'honest-now' }], OWNER);
     assert.deepEqual(await last(), { at: clock.now(), lobby: 'honest-now' });
-    const [day] = await service.history(PLAYER, {}, OWNER);
+    const [day] = (await service.history(PLAYER, {}, OWNER)).days;
     assert.equal(day?.historyJson, '[40,41,1,42,43]');
   });
 

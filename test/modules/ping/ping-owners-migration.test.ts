@@ -100,7 +100,8 @@ const ownedRows = async (db: Database) =>
       select id, player, at, ping, lobby, owner from ping_samples order by id`.execute(db)
   ).rows.map((row) => ({ ...row, id: Number(row.id), at: Number(row.at) }));
 
-const dayRows = async (db: Database) => (await sql`select * from ping_days`.execute(db)).rows;
+const dayRows = async (db: Database) =>
+  (await sql<Record<string, unknown>>`select * from ping_days`.execute(db)).rows;
 
 describeEachBackend('migration 0011-ping-owners: an existing deployment upgrades in place', (backend) => {
   it('gives the samples the one owner ever given ping:write, keeps the earliest of equal ones, and leaves the days', async (t) => {
@@ -112,8 +113,10 @@ describeEachBackend('migration 0011-ping-owners: an existing deployment upgrades
     await issued(db, 'j4', '8', 'messenger:write ping:read');
     const { rows, kept, a, b } = await legacySamples(db);
     assert.equal(rows.length, 9);
-    const days = await dayRows(db);
+    const before = await dayRows(db);
     await migrateToLatest(db, migrations);
+    // Every column as it was; the revision (migration 0018) starts at 0.
+    const days = before.map((day) => ({ ...day, revision: 0 }));
 
     assert.equal(kept.length, 6, 'three copies of a and two of b become one each');
     assert.deepEqual(

@@ -1,10 +1,12 @@
 import { LRUCache } from 'lru-cache';
 import type { DayRecordSince } from './ping.repository.js';
 
-/** A day as kept: its date, the revision it last changed at, and its history's text. */
+/** A day as kept: its date, the revision it last changed at, its sample count and last sample, its history. */
 interface Day {
   readonly day: string;
   readonly revision: number;
+  readonly samples: number;
+  readonly lastAt: number;
   readonly historyJson: string;
 }
 
@@ -39,8 +41,10 @@ export function createPingDaysStore<D extends Day>(maxBytes: number) {
 
 /**
  * The days as of the records read (every day, newest first), those whose history did not come kept from
- * `before`; undefined when a record came without its history and `before` does not hold that day at that
- * revision (the caller reads every history then). `revision`: the player's revision read before the records.
+ * `before`; undefined when a record came without its history and `before` does not hold that day as the
+ * record has it (same revision, same count of samples, same last sample: a day changed by an instance of a
+ * version before revisions, which leaves the revision as it was, differs there), and the caller reads every
+ * history then. `revision`: the player's revision read before the records.
  */
 export function mergeDays<D extends Day>(
   before: KeptDays<D> | undefined,
@@ -58,7 +62,13 @@ export function mergeDays<D extends Day>(
       continue;
     }
     const day = known.get(record.day);
-    if (!day || day.revision !== record.revision) return undefined;
+    if (
+      !day ||
+      day.revision !== record.revision ||
+      day.samples !== record.samples ||
+      day.lastAt !== record.lastAt
+    )
+      return undefined;
     days.push(day);
   }
   return { revision: latest, days };

@@ -13,7 +13,7 @@ const ANSWER_OVERHEAD_BYTES = 256;
 /**
  * Endpoint 6's answers, kept as bytes per player and range while the player's revision does not move: a
  * read of a year whose days did not change sends the bytes it sent before (2 MB, no serialization), with
- * an ETag naming the revision and the range (304 for a client that has them), and its compressed copies
+ * an ETag naming the player, the revision and the range (304 for a client that has them), its compressed copies
  * made once. Least recently read go first once they pass `maxBytes` (bodies, copies and keys counted).
  */
 export function createPingHistoryReplies(maxBytes: number) {
@@ -27,24 +27,25 @@ export function createPingHistoryReplies(maxBytes: number) {
       const key = `${history.uuid} ${from} ${to} ${limit}`;
       let answer = answers.get(key);
       if (answer?.revision !== history.revision) {
+        // The tag names the player, the revision and the range: the same tag, the same bytes, on every instance.
+        const tag = `${history.uuid}.${history.revision}.${from}.${to}.${limit}`;
         const made = {
           revision: history.revision,
-          body: storedBody(
-            JSON_TYPE,
-            historyBytes(history.days),
-            `${history.revision}.${from}.${to}.${limit}`,
-            () => {
-              // A compressed copy was made: counted again, unless it is no longer the kept answer.
-              if (answers.peek(key) === made) answers.set(key, made);
-            },
-          ),
+          body: storedBody(JSON_TYPE, historyBytes(history.days), tag, () => {
+            // A compressed copy was made: counted again (lru-cache sizes an entry when it is set, so it is set
+            // anew), unless it is no longer the kept answer.
+            if (answers.peek(key) !== made) return;
+            answers.delete(key);
+            answers.set(key, made);
+          }),
         };
-        const current = answers.peek(key);
-        if (!current || current.revision < made.revision) answers.set(key, made);
+        answers.set(key, made);
         answer = made;
       }
       return answer.body.send(request, reply);
     },
+    /** The bytes the kept answers count, bodies and copies included. */
+    keptBytes: (): number => answers.calculatedSize,
   };
 }
 

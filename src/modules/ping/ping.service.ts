@@ -35,6 +35,8 @@ export interface PingDay {
   readonly historyJson: string;
   /** The player's revision when this day last changed. */
   readonly revision: number;
+  /** How many samples the day has (its statistics cover them all). */
+  readonly samples: number;
 }
 
 /** A player's days in a range, newest first, as of a revision of theirs (the same revision, the same days). */
@@ -118,18 +120,23 @@ export function createPingService({ db, players, settings, now = Date.now }: Pin
   const kept = createPingDaysStore<PingDay>(settings.keptDaysMaxBytes);
   const loads = createSingleFlight();
 
-  /** The player's days as of `revision` or later: those kept, or read (only the changed histories). */
+  /**
+   * The player's days as of `revision` (or a later one): those kept when they are at it, else read (only
+   * the histories changed since the kept revision) and kept. A revision lower than the kept one (a database
+   * restored or replaced) reads every history.
+   */
   async function daysOf(uuid: string, revision: number): Promise<KeptDays<PingDay>> {
     const before = kept.get(uuid);
-    if (before && before.revision >= revision) return before;
+    if (before?.revision === revision) return before;
     const { value } = await loads.run(`${uuid}:${revision}`, async () => {
       const read = async (since: KeptDays<PingDay> | undefined) =>
         mergeDays(since, await repository.daysChangedSince(uuid, since?.revision ?? -1), revision, pingDay);
-      // A day that came without its history but is not kept as it was (evicted meanwhile): read them all.
-      const days = (await read(before)) ?? (await read(undefined));
+      const base = before && before.revision < revision ? before : undefined;
+      // A day that came without its history but is not kept as the record has it: read them all.
+      const days = (await read(base)) ?? (await read(undefined));
       if (!days) throw new Error('ping days read without their histories');
-      const current = kept.get(uuid);
-      if (!current || current.revision < days.revision) kept.set(uuid, days);
+      // Whatever is kept is checked against the revision of each read: a copy kept out of order costs a read.
+      kept.set(uuid, days);
       return days;
     });
     return value;
@@ -366,4 +373,5 @@ const pingDay = (record: DayRecordSince & { readonly historyJson: string }): Pin
   lastLobby: record.lastLobby,
   historyJson: record.historyJson,
   revision: record.revision,
+  samples: record.samples,
 });

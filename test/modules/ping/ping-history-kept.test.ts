@@ -88,6 +88,61 @@ describeEachBackend('ping history kept in memory (endpoint 6)', (backend) => {
     assert.equal((await again({ 'if-none-match': String(changed.headers.etag) })).statusCode, 304);
   });
 
+  it('never answers 304 with one player’s or one range’s ETag for another, though they share a revision', async (t) => {
+    // One group commit writes both players: one revision for both.
+    const { post, get, app, token } = await setupPing(t, fake, backend, { GROUP_COMMIT_LINGER_MS: '100' });
+    const other = `${'0'.repeat(31)}1`;
+    const [a, b] = await Promise.all([
+      post(PLAYER, spread(2, 10)),
+      post(other, [{ ping: 1, lobby: 'x', at: midnight(0) + 1 }]),
+    ]);
+    assert.equal(a.statusCode, 200);
+    assert.equal(b.statusCode, 200);
+    const tagOf = async (url: string) => String((await get(url)).headers.etag);
+    const tags = [`/ping/${PLAYER}`, `/ping/${other}`, `/ping/${PLAYER}?limit=1`, `/ping/${other}?limit=1`];
+    const etags = await Promise.all(tags.map(tagOf));
+    assert.equal(new Set(etags).size, tags.length, etags.join(' '));
+    for (const [index, url] of tags.entries())
+      for (const [otherIndex, etag] of etags.entries()) {
+        const reply = await app.inject({
+          method: 'GET',
+          url,
+          headers: { ...bearer(token), 'if-none-match': etag },
+        });
+        assert.equal(reply.statusCode, index === otherIndex ? 304 : 200, `${url} with ${etag}`);
+      }
+  });
+
+  it('reads back a day changed without its revision (an instance of an older version) once the revision moves', async (t) => {
+    const { post, days, app } = await setupPing(t, fake, backend);
+    const sent = spread(3, 300);
+    assert.equal((await post(PLAYER, sent)).statusCode, 200);
+    await days(PLAYER);
+    // What a version before revisions writes: the day's statistics and history, the revision left as it was.
+    const closed = dateOf(midnight(2));
+    const lateAt = midnight(2) + 20 * HOUR;
+    await sql`update ping_days set samples = samples + 1, total = total + 1, min = 1, last_at = ${lateAt},
+      last_lobby = 'old-version', history = '[302,1]', history_at = ${JSON.stringify([midnight(2) + HOUR, lateAt])}
+      where player = ${PLAYER} and day = ${closed}`.execute(app.db);
+    const today = { ping: 5, lobby: 'now', at: Date.now() - 100 };
+    assert.equal((await post(PLAYER, [today])).statusCode, 200);
+    const old = { ping: 1, lobby: 'old-version', at: lateAt };
+    assert.deepEqual(await days(PLAYER), expectedDays([...sent, old, today], 1440));
+  });
+
+  it('reads every day again when the revision goes back (a database restored or replaced)', async (t) => {
+    const { post, days, app } = await setupPing(t, fake, backend);
+    const sent = spread(3, 400);
+    assert.equal((await post(PLAYER, sent)).statusCode, 200);
+    assert.deepEqual(await days(PLAYER), expectedDays(sent, 1440));
+    await sql`delete from ping_days where player = ${PLAYER}`.execute(app.db);
+    await sql`delete from ping_players where player = ${PLAYER}`.execute(app.db);
+    assert.deepEqual(await days(PLAYER), []);
+    const again = { ping: 7, lobby: 'again', at: Date.now() - 100 };
+    assert.equal((await post(PLAYER, [again])).statusCode, 200);
+    assert.deepEqual(await days(PLAYER), expectedDays([again], 1440));
+  });
+
   it('keeps the answers of each range apart, each exact after every write', async (t) => {
     const { post, days } = await setupPing(t, fake, backend);
     const sent = spread(6, 10);

@@ -50,6 +50,22 @@ function smallPlayer(): Buffer {
   return Buffer.from(JSON.stringify({ success: true, player: cut }));
 }
 
+/**
+ * The typical player cut to about 8 KB (its fields in order, as many as fit): 20,000 of them are more than
+ * the default bound holds, so that the point shows what the process holds with the cache full.
+ */
+function cardPlayer(): Buffer {
+  const { player } = JSON.parse(readFileSync(fixtureFile('player.json'), 'utf8')) as {
+    player: Record<string, unknown>;
+  };
+  const cut: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(player)) {
+    cut[name] = value;
+    if (JSON.stringify(cut).length > 8000) delete cut[name];
+  }
+  return Buffer.from(JSON.stringify({ success: true, player: cut }));
+}
+
 /** A fake upstream answering any UUID with a copy of `player`, with a key limit no fill reaches. */
 const plentifulUpstream = (player: Buffer) =>
   startFakeUpstream({ rateLimit: 1_000_000_000, rateLimitWindowSeconds: 3600, anyPlayer: player });
@@ -78,7 +94,7 @@ const heldOf = (usage: NodeJS.MemoryUsage | undefined): Held | undefined =>
 export interface CachePoint {
   readonly players: number;
   /** Which player the upstream answers every UUID with. */
-  readonly player: 'small' | 'typical';
+  readonly player: 'small' | 'card' | 'typical';
   /** One cached body (the service's PlayerResult), bytes. */
   readonly bodyBytes: number;
   /** The in-process cache's bound, bytes. */
@@ -191,6 +207,13 @@ async function cacheGrowth(): Promise<CacheGrowth> {
       points.push(await cachePoint(small, players, 'small'));
   } finally {
     await small.close();
+  }
+  const card = await plentifulUpstream(cardPlayer());
+  try {
+    for (const players of numbers('BENCH_GROWTH_CACHE_FULL_PLAYERS', [20_000]))
+      points.push(await cachePoint(card, players, 'card'));
+  } finally {
+    await card.close();
   }
   const typical = await plentifulUpstream(readFileSync(fixtureFile('player.json')));
   const bound = { CACHE_MEMORY_MAX_BYTES: String(OVER_BOUND.boundMiB * MiB) };

@@ -241,7 +241,8 @@ function cacheSection({ empty, points }: CacheGrowth): string {
       "bodies live: those beyond the empty service's, and their share of the bound), heap and RSS are the " +
       "process's own figures (`process.memoryUsage()`) after the fill and a garbage collection; peak RSS is " +
       'over the fill and the load. The bodies of small players (the typical one cut to its card fields) fit ' +
-      'the bound at every N, so that the spread measures hits; typical players (46 KB) at the last point are ' +
+      'the bound at every N, so that the spread measures hits; 20,000 players of 8 KB fill the default bound, ' +
+      'so that the point shows what the process holds with the cache full; typical players (46 KB) at the last point are ' +
       'several times a bound lowered for it, so that it shows the bound holding and what the misses cost. ' +
       'Hits are the share of the lookups under load (warm-up included) the cache answered (its counters on ' +
       '`/metrics`).',
@@ -303,10 +304,18 @@ function cacheReading(points: readonly CachePoint[], empty: Held | undefined): s
         `${percent(point.hitShare)} of the random lookups were hits.`,
     );
   }
+  for (const point of points.filter((candidate) => candidate.player === 'card'))
+    if (point.held && empty)
+      lines.push(
+        `- With the cache full (${num(point.players)} players of ${kib(point.bodyBytes)}): RSS ${num(point.held.rssMiB)} MiB ` +
+          `after the fill, ${num(point.peakRssMiB)} MiB at its peak under load, against the empty service's ` +
+          `${num(empty.rssMiB)} MiB plus the ${num(mib(point.boundBytes))} MiB bound ` +
+          `(${num(empty.rssMiB + mib(point.boundBytes))} MiB).`,
+      );
   if (points.length > 0)
     lines.push(
-      "- RSS also holds the heap, SQLite's page cache and what the allocator kept from the fill; it is not " +
-        'what the bound bounds.',
+      "- RSS also holds the heap's room to grow, SQLite's page cache (up to 32 MiB) and what the allocator " +
+        'kept from the fill; the README says how to size the memory.',
     );
   return lines.length > 0 ? ['', ...lines] : [];
 }

@@ -341,7 +341,8 @@ describe('cached resource', () => {
 
   it('counts compressed copies against the in-process bound: keeping one can push out an entry', async () => {
     // One bound for entries and their copies; random bytes do not compress, so a copy is as big as its entry.
-    const memory = createMemoryCache(5000);
+    // Room for two entries of 2 KB with their keys and bookkeeping (640 bytes each), not for a third.
+    const memory = createMemoryCache(6000);
     const clock = { now: 1_000_000 };
     const resource = createCachedResource(
       {

@@ -46,6 +46,9 @@ export function logDestination(dest: number | string = 1): LogDestination {
     dest,
     sync: false,
     minLength: LOG_BUFFER_BYTES,
+    // The destination measures its last pending chunk (Buffer.byteLength, flattening the text) on every line
+    // it takes: chunks of twice a write's size (it must be more than minLength), not its 16 KiB default.
+    maxWrite: 2 * LOG_BUFFER_BYTES,
     maxLength: LOG_MAX_HELD_BYTES,
   });
   let dropped = 0;

@@ -87,15 +87,15 @@ function outcomeOf(status: number, refused: unknown): UpstreamOutcome {
   return refused ? 'bad_response' : 'ok';
 }
 
+/** The least time left worth starting another attempt with (within a request's deadline). */
+const MIN_ATTEMPT_MS = 250;
+
 /**
  * A pooled keep-alive client for one upstream. A request passes the circuit breaker, is charged to its
  * owner's quota, and each of its attempts takes from the key's rate budget; network errors, timeouts and
  * 5xx are retried with jittered exponential backoff (full jitter), 4xx never. The breaker hears once per
  * request how it ended, and a failed request is logged once, at warn, with its cause.
  */
-/** The least time left worth starting another attempt with (within a request's deadline). */
-const MIN_ATTEMPT_MS = 250;
-
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const url = new URL(options.baseUrl);
   const basePath = url.pathname.replace(/\/+$/, '');

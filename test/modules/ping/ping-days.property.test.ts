@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { DayAggregate } from '../../../src/modules/ping/ping.repository.js';
-import { addSamples, averageOf } from '../../../src/modules/ping/ping.service.js';
+import { averageOf } from '../../../src/modules/ping/ping.service.js';
+import { addSamples } from '../../../src/modules/ping/ping-writes.service.js';
 import { expectedDays, type SentSample } from './ping-app.js';
 
 const DAY_START = Date.UTC(2026, 10, 22);

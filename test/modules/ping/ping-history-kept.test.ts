@@ -143,6 +143,22 @@ describeEachBackend('ping history kept in memory (endpoint 6)', (backend) => {
     assert.deepEqual(await days(PLAYER), expectedDays([again], 1440));
   });
 
+  it('takes any If-None-Match without harm: garbage is a 200, `*` a 304', async (t) => {
+    const { post, app, token } = await setupPing(t, fake, backend);
+    assert.equal((await post(PLAYER, spread(2, 60))).statusCode, 200);
+    const withHeader = (value: string) =>
+      app.inject({
+        method: 'GET',
+        url: `/ping/${PLAYER}`,
+        headers: { ...bearer(token), 'if-none-match': value },
+      });
+    for (const value of ['"unterminated', 'W/', ',,,', '""', `"${'x'.repeat(8000)}"`, '\u0000"a"'])
+      assert.equal((await withHeader(value)).statusCode, 200, value.slice(0, 20));
+    const any = await withHeader('*');
+    assert.equal(any.statusCode, 304);
+    assert.equal(any.body, '');
+  });
+
   it('keeps the answers of each range apart, each exact after every write', async (t) => {
     const { post, days } = await setupPing(t, fake, backend);
     const sent = spread(6, 10);

@@ -23,8 +23,8 @@ import {
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, errorHandling, sendError } from './platform/error-handler.js';
 import { crossOrigin } from './platform/http/cors.js';
+import { httpDocs } from './platform/http/http-docs.js';
 import { timeoutOptions } from './platform/http/timeouts.js';
-import { httpDocs } from './platform/http-docs.js';
 import { parseJsonBody, serializeJson } from './platform/json.js';
 import { addressLimits } from './platform/limits/address-limit.js';
 import { settleUncountedBody, workBudgetHeaders } from './platform/limits/work-budget.js';

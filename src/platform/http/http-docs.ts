@@ -3,20 +3,20 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
-import { errorResponses } from './error-response.js';
-import { type ErrorKind, errorCatalogue } from './errors.js';
-import { docsPage, type OpenApiDocument, SUMMARY, TITLE } from './http/docs-page.js';
-import { fixedBody } from './http/fixed-body.js';
-import { RATE_LIMIT_HEADERS } from './http/rate-limit-headers.js';
+import { errorResponses } from '../error-response.js';
+import { type ErrorKind, errorCatalogue } from '../errors.js';
+import { showOpenApiForms } from '../openapi-form.js';
+import { API_VERSION } from '../request-context.js';
+import { docsPage, type OpenApiDocument, SUMMARY, TITLE } from './docs-page.js';
+import { fixedBody } from './fixed-body.js';
+import { RATE_LIMIT_HEADERS } from './rate-limit-headers.js';
 import {
   NOT_MODIFIED,
   REQUIRED_HEADER_KEY,
   type ResponseDoc,
   responseDoc,
   withHeaders,
-} from './http/response-docs.js';
-import { showOpenApiForms } from './openapi-form.js';
-import { API_VERSION } from './request-context.js';
+} from './response-docs.js';
 
 function catalogueMarkdown(catalogue: readonly ErrorKind[]): string {
   const rows = catalogue.map((kind) => `| ${kind.code} | ${kind.name} | ${kind.status} | ${kind.reason} |`);

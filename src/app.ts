@@ -1,20 +1,10 @@
 import compress from '@fastify/compress';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, {
-  type FastifyInstance,
-  type onRequestAsyncHookHandler,
-  type preHandlerAsyncHookHandler,
-} from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { createInfrastructure, type Infrastructure } from './infrastructure.js';
 import { createModules } from './modules.js';
-import type { Grant } from './platform/auth/grants.js';
-import {
-  type Gate,
-  type GuardOptions,
-  requireGrant,
-  requireOwnerOrGrant,
-} from './platform/auth/route-guard.js';
+import { type Gate, routeGuards } from './platform/auth/route-guard.js';
 import {
   readAcceptEncodingOnce,
   refuseEncodedBody,
@@ -38,21 +28,6 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The app's database; opened by buildApp and closed with the app. */
     db: Database;
-    /**
-     * A route guard (`onRequest`): a valid bearer token, carrying `grant` when one is named, whose owner's
-     * work budget admits the request (401 / 403 / 429 otherwise).
-     */
-    requireGrant(grant?: Grant, options?: GuardOptions): onRequestAsyncHookHandler;
-    /**
-     * A route guard for someone's resource: a valid bearer token whose owner is the snowflake path
-     * parameter `ownerParam`, or which carries `grant`, and whose owner's budget admits it (401 / 403 / 429).
-     */
-    requireOwnerOrGrant(grant: Grant, ownerParam: string): preHandlerAsyncHookHandler;
-    /**
-     * The OpenAPI `security` of a route guarded with `{ session: true }`: a bearer token, or the portal's
-     * session when Discord sign-in is on.
-     */
-    readonly portalSecurity: { [scheme: string]: string[] }[];
   }
 }
 
@@ -143,14 +118,8 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
     budget: modules.workBudget,
     ...(modules.sessions ? { sessions: modules.sessions } : {}),
   };
-  app.decorate('requireGrant', (grant?: Grant, options?: GuardOptions) => requireGrant(gate, grant, options));
-  app.decorate(
-    'portalSecurity',
-    modules.sessions ? [{ bearerAuth: [] }, { sessionCookie: [] }] : [{ bearerAuth: [] }],
-  );
-  app.decorate('requireOwnerOrGrant', (grant: Grant, ownerParam: string) =>
-    requireOwnerOrGrant(gate, grant, ownerParam),
-  );
+  // app.requireGrant, app.requireOwnerOrGrant and app.portalSecurity, for the modules' routes.
+  await app.register(routeGuards, { gate });
   // Each owner's usage of the day: every request made with their token or session, and its 429s.
   const { usage } = shared;
   app.addHook('onResponse', (request, reply, done) => {

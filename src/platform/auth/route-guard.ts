@@ -1,9 +1,11 @@
 import type {
+  FastifyInstance,
   FastifyReply,
   FastifyRequest,
   onRequestAsyncHookHandler,
   preHandlerAsyncHookHandler,
 } from 'fastify';
+import fp from 'fastify-plugin';
 import { AppError, ErrorKinds } from '../errors.js';
 import { admitRequest, type WorkBudget } from '../limits/work-budget.js';
 import { bearerChallenge, invalidToken, withHint } from './auth-errors.js';
@@ -15,6 +17,24 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller; set by a route guard. Read it with `principalOf(request)`. */
     principal?: Principal;
+  }
+  interface FastifyInstance {
+    /**
+     * A route guard (`onRequest`): a valid bearer token, carrying `grant` when one is named, whose owner's
+     * work budget admits the request (401 / 403 / 429 otherwise). Decorated by `routeGuards`.
+     */
+    requireGrant(grant?: Grant, options?: GuardOptions): onRequestAsyncHookHandler;
+    /**
+     * A route guard for someone's resource: a valid bearer token whose owner is the snowflake path
+     * parameter `ownerParam`, or which carries `grant`, and whose owner's budget admits it (401 / 403 / 429).
+     * Decorated by `routeGuards`.
+     */
+    requireOwnerOrGrant(grant: Grant, ownerParam: string): preHandlerAsyncHookHandler;
+    /**
+     * The OpenAPI `security` of a route guarded with `{ session: true }`: a bearer token, or the portal's
+     * session when Discord sign-in is on. Decorated by `routeGuards`.
+     */
+    readonly portalSecurity: { [scheme: string]: string[] }[];
   }
 }
 
@@ -179,3 +199,19 @@ export function principalOf(request: FastifyRequest): Principal {
     throw new Error(`route ${request.routeOptions.url} reads a principal but has no guard`);
   return request.principal;
 }
+
+/**
+ * The route guards as the app's decorators, checking requests against `gate`: `app.requireGrant`,
+ * `app.requireOwnerOrGrant`, and `app.portalSecurity` (the portal's session beside the bearer token when
+ * the gate takes sessions, that is when Discord sign-in is on).
+ */
+export const routeGuards = fp<{ gate: Gate }>(async (app: FastifyInstance, { gate }) => {
+  app.decorate('requireGrant', (grant?: Grant, options?: GuardOptions) => requireGrant(gate, grant, options));
+  app.decorate('requireOwnerOrGrant', (grant: Grant, ownerParam: string) =>
+    requireOwnerOrGrant(gate, grant, ownerParam),
+  );
+  app.decorate(
+    'portalSecurity',
+    gate.sessions ? [{ bearerAuth: [] }, { sessionCookie: [] }] : [{ bearerAuth: [] }],
+  );
+});

@@ -21,6 +21,7 @@ import { settleUncountedBody, workBudgetHeaders } from './platform/limits/work-b
 import { logDestination, loggerOptions, RequestLogController } from './platform/logger.js';
 import { httpMetrics } from './platform/metrics.js';
 import { requestContext, requestIdOf, stampHeaders } from './platform/request-context.js';
+import { sharedSerializers } from './platform/serializers.js';
 import { createValidatorCompiler } from './platform/validation.js';
 import { wayInFor } from './way-in.js';
 
@@ -53,6 +54,7 @@ export async function buildApp({ config, logStream }: AppOptions): Promise<Fasti
     bodyLimit: config.server.bodyLimitBytes,
     ...timeoutOptions(config.server.timeouts),
     trustProxy: config.server.trustProxy,
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } },
     return503OnClosing: false, // requestContext answers those with an ErrorResponse
     clientErrorHandler: clientErrorHandler(publicUrl),
     frameworkErrors: (error, request, reply) => {

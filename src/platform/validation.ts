@@ -54,16 +54,36 @@ function stopsAtCap(code: string): string {
     .replaceAll('errors = vErrors.length;', `errors = vErrors.length;${stop}`);
 }
 
+/** The Ajv instances, made when first needed and shared by every app of the process. */
+let instances: { readonly forBody: Ajv; readonly forText: Ajv } | undefined;
+/**
+ * Validators already compiled, by part and schema text: an app built again in the same process (the
+ * tests build hundreds) reuses them instead of generating and compiling the same code again. Bounded by the
+ * schemas of the code: each route's, a handful of parts each.
+ */
+const compiled = new Map<string, ValidateFunction | TextValidator>();
+
 /**
  * The validator compiler: JSON bodies are validated as they are typed (no coercion: `"5"` is not 5),
  * while params and query strings, which are text by nature, are coerced. Routes inline their schemas;
- * a schema shared through `app.addSchema` serves responses and the OpenAPI document only.
+ * a schema shared through `app.addSchema` serves responses and the OpenAPI document only. A validator is a
+ * pure function of its schema: the compilers of every app of a process share them.
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<AnySchema> {
-  const forBody = createAjv(false);
-  const forText = createAjv('array');
-  return ({ schema, httpPart }) =>
-    httpPart === 'body' ? forBody.compile(schema) : finiteNumbersOnly(forText.compile(schema), schema);
+  return ({ schema, httpPart }) => {
+    const part = httpPart === 'body' ? 'body' : 'text';
+    const key = `${part} ${JSON.stringify(schema)}`;
+    let validate = compiled.get(key);
+    if (!validate) {
+      instances ??= { forBody: createAjv(false), forText: createAjv('array') };
+      validate =
+        part === 'body'
+          ? instances.forBody.compile(schema)
+          : finiteNumbersOnly(instances.forText.compile(schema), schema);
+      compiled.set(key, validate);
+    }
+    return validate;
+  };
 }
 
 type TextValidator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };

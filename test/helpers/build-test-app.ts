@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { after, afterEach } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -10,6 +9,7 @@ import type { Backend } from './backends.js';
 import { type Dialect, testRedisUrl } from './environment.js';
 import { FAKE_API_KEY, type FakeUpstream } from './fake-upstream.js';
 import { type ResponseConformance, watchConformance } from './openapi-conformance.js';
+import { freshKeyPrefix } from './redis-keys.js';
 import { createTestDatabase } from './test-database.js';
 
 export const TEST_JWT_SECRET = 'test-secret-of-at-least-thirty-two-bytes!';
@@ -121,7 +121,7 @@ export async function testConfig(t: Closer, options: TestAppOptions = {}): Promi
   if (redis && !testRedisUrl) throw new Error('TEST_REDIS_URL is not set');
   let databaseUrl = options.databaseUrl;
   if (!databaseUrl) {
-    const database = await createTestDatabase(dialect);
+    const database = await createTestDatabase(dialect, { migrated: options.migrate !== false });
     deferClose(t, () => database.drop());
     databaseUrl = database.url;
   }
@@ -134,8 +134,10 @@ export async function testConfig(t: Closer, options: TestAppOptions = {}): Promi
     // A budget no suite reaches unless it sets its own (the owners' budgets have suites of their own).
     WORK_BUDGET_UNITS: '1000000000',
     WORK_BUDGET_MAX_IN_FLIGHT: '100000',
-    REDIS_KEY_PREFIX: options.redisKeyPrefix ?? `test:${randomBytes(6).toString('hex')}:`,
+    REDIS_KEY_PREFIX: options.redisKeyPrefix ?? freshKeyPrefix(t),
     UPSTREAM_RETRY_BASE_MS: '5',
+    // Tests keep a few tokens: a small cache is made in no time (its arrays are allocated up front).
+    TOKEN_CACHE_MAX_ENTRIES: '1000',
     ...(redis && testRedisUrl ? { REDIS_URL: testRedisUrl } : {}),
     ...(options.upstream
       ? {
@@ -166,6 +168,7 @@ export async function buildTestApp(t: Closer, options: TestAppOptions = {}): Pro
   suiteChecks.get(t)?.push(() => conformance.assertConforms());
   const app = await built;
   deferClose(t, () => app.close());
-  if (options.migrate !== false) await migrateToLatest(app.db, migrations);
+  // A fresh database comes migrated (test-database.ts); one given is brought up to date.
+  if (options.migrate !== false && options.databaseUrl) await migrateToLatest(app.db, migrations);
   return { app, config, logs, databaseUrl: databaseUrlOf(config), conformance };
 }

@@ -180,6 +180,22 @@ export class OpenApiConformance {
   }
 }
 
+/**
+ * The verdicts of the documents seen in this process, by their text: the apps of a process mostly serve
+ * the same document, and its validators are compiled once for all of them.
+ */
+const verdicts = new Map<string, OpenApiConformance>();
+
+function conformanceTo(document: Json): OpenApiConformance {
+  const text = JSON.stringify(document);
+  let verdict = verdicts.get(text);
+  if (!verdict) {
+    verdict = new OpenApiConformance(document);
+    verdicts.set(text, verdict);
+  }
+  return verdict;
+}
+
 /** The exchanges of one app and what is wrong with them, checked as they happen. */
 export class ResponseConformance {
   private readonly found: string[] = [];
@@ -237,7 +253,7 @@ export class ResponseConformance {
     };
     let problems: string[];
     try {
-      this.verdict ??= new OpenApiConformance(this.app.swagger() as Json);
+      this.verdict ??= conformanceTo(this.app.swagger() as Json);
       problems = this.verdict.check(exchange);
     } catch (error) {
       problems = [`could not be checked: ${(error as Error).stack ?? String(error)}`];

@@ -26,13 +26,19 @@ async function openRaw(port: number): Promise<RawClient> {
   return {
     socket,
     received: () => data,
-    closed: (withinMs) =>
-      Promise.race([
-        ended.then(() => data),
-        sleep(withinMs).then(() => {
+    closed: (withinMs) => {
+      // The deadline is cancelled once the connection closes: no timer is left to hold the process.
+      const deadline = new AbortController();
+      return Promise.race([
+        ended.then(() => {
+          deadline.abort();
+          return data;
+        }),
+        sleep(withinMs, undefined, { signal: deadline.signal }).then(() => {
           throw new Error(`the server kept the connection open for ${withinMs} ms; it wrote: ${data}`);
         }),
-      ]),
+      ]);
+    },
   };
 }
 

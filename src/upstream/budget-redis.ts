@@ -18,8 +18,24 @@ import {
 
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-const TAKE = `${NOW}
+/*
+ * Both keys lapse once nothing is left to remember: the hash two windows after its last use (or a window
+ * after its reset, if that is later: a pause the upstream asked for is kept), after which it would read as
+ * a fresh window anyway (the limit is learned again from the next answer); the tickets once the last one
+ * lapses. So a budget no instance uses any more leaves nothing behind.
+ */
+const KEEP = `
+local function keep(windowMs, holdMs)
+  local keepMs = 2 * windowMs
+  local resetAt = redis.call('HGET', KEYS[1], 'resetAt')
+  if resetAt then keepMs = math.max(keepMs, tonumber(resetAt) - now + windowMs) end
+  if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], math.floor(keepMs)) end
+  if holdMs and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], holdMs) end
+end`;
+
+const TAKE = `${NOW}${KEEP}
 local windowMs, holdMs, ticket, static = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local function take()
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if static ~= '' and redis.call('HEXISTS', KEYS[1], 'limit') == 0 then
   redis.call('HSET', KEYS[1], 'limit', static, 'remaining', static)
@@ -46,10 +62,15 @@ end
 redis.call('HSET', KEYS[1], 'remaining', remaining - 1)
 if not resetAt then redis.call('HSET', KEYS[1], 'resetAt', now + windowMs) end
 redis.call('ZADD', KEYS[2], now + holdMs, ticket)
-return {'granted', 0}`;
+return {'granted', 0}
+end
+local result = take()
+keep(windowMs, holdMs)
+return result`;
 
-const SETTLE = `${NOW}
+const SETTLE = `${NOW}${KEEP}
 local ticket, throttled, limit, observed, resetSeconds, windowMs = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
+local function settle()
 redis.call('ZREM', KEYS[2], ticket)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if throttled == '1' then
@@ -66,6 +87,10 @@ if observed ~= '' then
   if value < 0 then value = 0 end
   redis.call('HSET', KEYS[1], 'remaining', value)
 end
+return 1
+end
+settle()
+keep(windowMs)
 return 1`;
 
 const text = (value: number | undefined) => (value === undefined ? '' : String(value));

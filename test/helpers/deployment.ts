@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { type Closer, deferClose } from './build-test-app.js';
 import { testRedisUrl } from './environment.js';
 import { FAKE_API_KEY, type FakeUpstream } from './fake-upstream.js';
+import { freshKeyPrefix } from './redis-keys.js';
 import { type ServiceProcess, startServiceProcess } from './service-process.js';
 import { createTestDatabase } from './test-database.js';
 
@@ -40,7 +40,7 @@ export async function startDeployment(t: Closer, options: DeploymentOptions): Pr
     NODE_ENV: 'test',
     DATABASE_URL: database.url,
     REDIS_URL: testRedisUrl,
-    REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:`,
+    REDIS_KEY_PREFIX: freshKeyPrefix(t),
     HYPIXEL_API_URL: options.upstream.url,
     MOJANG_API_URL: options.upstream.url,
     HYPIXEL_API_KEY: FAKE_API_KEY,

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify from 'fastify';
@@ -9,9 +8,14 @@ import { createRedisBudget } from '../../src/upstream/budget-redis.js';
 import { describeOrSkip } from '../helpers/backends.js';
 import { skipWithoutRedis, testRedisUrl } from '../helpers/environment.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
+import { keySpaces } from '../helpers/redis-keys.js';
 
 const redis = testRedisUrl ? new Redis(testRedisUrl) : undefined;
-after(() => redis?.quit());
+const spaces = keySpaces('budget');
+after(async () => {
+  if (redis) await spaces.drop(redis);
+  await redis?.quit();
+});
 
 /** A budget, and how the test lets its time pass: a fake clock in process, real time on Redis's clock. */
 type Make = (options: BudgetOptions) => { budget: RateBudget; advance(ms: number): Promise<void> };
@@ -27,7 +31,7 @@ const kinds: [string, Make][] = [
 ];
 // A logger that writes nothing: the budget logs only when Redis fails.
 const log = Fastify().log;
-const key = () => `test:budget:${randomBytes(6).toString('hex')}`;
+const key = () => spaces.fresh();
 // Listed without Redis too, for its suite to be reported as skipped: `make` is only called when it runs.
 kinds.push([
   'redis',
@@ -106,3 +110,24 @@ for (const [kind, make] of kinds) {
     });
   });
 }
+
+describeOrSkip('rate budget (redis): nothing left behind', { skip: skipWithoutRedis }, () => {
+  it('lets its keys lapse: the window two times over, a pause the upstream asked for beyond it', async () => {
+    const client = redis as Redis;
+    const name = key();
+    const budget = createRedisBudget(client, name, { windowMs: 300, holdMs: 2000 }, log);
+    const ticket = await grant(budget);
+    const hold = await client.pttl(`${name}:in-flight`);
+    assert.ok(hold > 0 && hold <= 2000, `the tickets lapse with the last hold (${hold} ms)`);
+    await budget.settle(ticket, { limit: 10, remaining: 9, resetSeconds: 60 });
+    const kept = await client.pttl(name);
+    assert.ok(kept > 60_000 && kept <= 60_300, `kept past the reset the upstream gave (${kept} ms)`);
+    const other = `${key()}`;
+    const quiet = createRedisBudget(client, other, { limit: 5, windowMs: 300, holdMs: 2000 }, log);
+    await quiet.settle(await grant(quiet), {});
+    const lapse = await client.pttl(other);
+    assert.ok(lapse > 0 && lapse <= 600, `two windows after its last use (${lapse} ms)`);
+    await sleep(700);
+    assert.equal(await client.exists(other, `${other}:in-flight`), 0, 'gone once lapsed');
+  });
+});

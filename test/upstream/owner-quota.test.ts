@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify from 'fastify';
@@ -8,9 +7,14 @@ import { createMemoryQuota, guarded, type OwnerQuota } from '../../src/upstream/
 import { createRedisQuota } from '../../src/upstream/owner-quota-redis.js';
 import { describeOrSkip } from '../helpers/backends.js';
 import { skipWithoutRedis, testRedisUrl } from '../helpers/environment.js';
+import { keySpaces } from '../helpers/redis-keys.js';
 
 const redis = testRedisUrl ? new Redis(testRedisUrl) : undefined;
-after(() => redis?.quit());
+const spaces = keySpaces('quota');
+after(async () => {
+  if (redis) await spaces.drop(redis);
+  await redis?.quit();
+});
 const WINDOW_MS = 60_000;
 const options = { sharePercent: 25, windowMs: WINDOW_MS };
 // Writes nothing: the quota logs only when Redis fails or a quota runs out.
@@ -95,7 +99,7 @@ describe('owner quota guard', () => {
 
 describeOrSkip('owner quota (redis)', { skip: skipWithoutRedis }, () => {
   const keys = () => {
-    const prefix = `test:quota:${randomBytes(6).toString('hex')}:`;
+    const prefix = spaces.fresh();
     return { keyPrefix: `${prefix}owner:`, budgetKey: `${prefix}budget` };
   };
   const make = (where: ReturnType<typeof keys>) =>

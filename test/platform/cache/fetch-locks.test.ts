@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify from 'fastify';
@@ -15,9 +14,14 @@ import { createRedis } from '../../../src/platform/redis.js';
 import { describeOrSkip } from '../../helpers/backends.js';
 import { skipWithoutRedis, testRedisUrl } from '../../helpers/environment.js';
 import { createMemoryLocks } from '../../helpers/memory-locks.js';
+import { keySpaces } from '../../helpers/redis-keys.js';
 
 const redis = testRedisUrl ? new Redis(testRedisUrl) : undefined;
-after(() => redis?.quit());
+const spaces = keySpaces('locks');
+after(async () => {
+  if (redis) await spaces.drop(redis);
+  await redis?.quit();
+});
 // A logger that writes nothing: the locks log only when Redis fails.
 const log = Fastify().log;
 
@@ -56,7 +60,7 @@ kinds.push([
   'redis',
   () => {
     const client = redis as Redis;
-    const prefix = `test:locks:${randomBytes(6).toString('hex')}:`;
+    const prefix = spaces.fresh();
     return {
       locks: createRedisLocks(client, prefix, log),
       advance: (ms) => sleep(ms),

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify from 'fastify';
@@ -10,10 +9,15 @@ import { createRedis } from '../../../src/platform/redis.js';
 import { describeOrSkip } from '../../helpers/backends.js';
 import { skipWithoutRedis, testRedisUrl } from '../../helpers/environment.js';
 import { eventually } from '../../helpers/poll.js';
+import { keySpaces } from '../../helpers/redis-keys.js';
 import { startTcpProxy } from '../../helpers/tcp-proxy.js';
 
 const redis = testRedisUrl ? new Redis(testRedisUrl) : undefined;
-after(() => redis?.quit());
+const spaces = keySpaces('buckets');
+after(async () => {
+  if (redis) await spaces.drop(redis);
+  await redis?.quit();
+});
 const log = Fastify({ logger: false }).log;
 /** 100 units, refilled at 10 a second. */
 const POLICY = { capacity: 100, windowMs: 10_000 };
@@ -77,7 +81,7 @@ describe('token buckets in process', () => {
 
 describeOrSkip('token buckets in Redis, shared by instances', { skip: skipWithoutRedis }, () => {
   const client = redis as Redis;
-  const fresh = () => `test:buckets:${randomBytes(6).toString('hex')}:`;
+  const fresh = () => spaces.fresh();
 
   it('admits no more than the capacity across two instances under a concurrent burst', async () => {
     const prefix = fresh();

@@ -5,6 +5,7 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { isDatabaseUnavailable } from './db/availability.js';
 import { ErrorResponseSchema, toErrorResponse } from './error-response.js';
 import { AppError, type ErrorKind, ErrorKinds } from './errors.js';
+import { challengeOf } from './http/auth-challenge.js';
 import { API_VERSION } from './request-context.js';
 import { validationError } from './validation.js';
 
@@ -98,6 +99,8 @@ export function sendError(
     request.log.error({ err: error }, 'request failed');
   }
   reply.code(appError.status).headers(ERROR_HEADERS);
+  const challenge = challengeOf(appError);
+  if (challenge !== undefined) reply.header('www-authenticate', challenge);
   for (const [name, value] of Object.entries(appError.headers)) {
     // A list header another limit already wrote on this answer (the address limit's RateLimit items) is
     // added to, not replaced.

@@ -253,7 +253,21 @@ export interface Problem {
  */
 export const MAX_PROBLEMS = 20;
 
+/**
+ * What an AppError says besides its problems. `grant` and `forbidden` are the domain's words, for anyone who
+ * throws; `cause`, `status` and `headers` shape the HTTP answer, and are the platform's HTTP layer's and the
+ * routes' to give: a service says what went wrong, and the HTTP layer how it is answered (its
+ * `WWW-Authenticate`, `platform/http/auth-challenge.ts`; where a field was in the request and the 400's cause,
+ * `platform/http/input-errors.ts`).
+ */
 export interface AppErrorOptions {
+  /** The grant that would have allowed what was refused, when one would (a 403 names it as its `scope`). */
+  readonly grant?: string;
+  /**
+   * What was refused is not the caller's to do, whatever the request says: a refusal of access (403), whatever
+   * the kind's usual status (an operator's grant in an application a reviewer tries to approve).
+   */
+  readonly forbidden?: true;
   /** The ErrorResponse's `cause`; the status title when not given. */
   readonly cause?: string;
   readonly status?: number;
@@ -269,12 +283,14 @@ export class AppError extends Error {
   readonly summary: string;
   readonly problems: readonly Problem[];
   readonly headers: Readonly<Record<string, string>>;
+  /** The grant that would have allowed what was refused, when one would. */
+  readonly grant: string | undefined;
 
   constructor(found: readonly Problem[], options: AppErrorOptions = {}) {
     const problems = found.length > MAX_PROBLEMS ? found.slice(0, MAX_PROBLEMS) : found;
     const first = problems[0];
     if (!first) throw new TypeError('An AppError needs at least one problem');
-    const status = options.status ?? first.kind.status;
+    const status = options.status ?? (options.forbidden ? 403 : first.kind.status);
     const summary = options.cause ?? statusTitles[status] ?? 'Error';
     super(`${summary}: ${problems.map((problem) => problem.developerReason).join('; ')}`);
     this.name = 'AppError';
@@ -282,6 +298,7 @@ export class AppError extends Error {
     this.summary = summary;
     this.problems = problems;
     this.headers = options.headers ?? {};
+    this.grant = options.grant;
   }
 
   /** One problem of one kind; the reasons default to the catalogue's. */
@@ -291,5 +308,56 @@ export class AppError extends Error {
   ): AppError {
     const reason = details.reason ?? kind.reason;
     return new AppError([{ kind, reason, developerReason: details.developerReason ?? reason }], details);
+  }
+}
+
+/** Where something lies in the caller's input: keys and indexes from its top (`['samples', 3, 'at']`). */
+export type FieldPath = readonly (string | number)[];
+
+/** A field as an end user reads its name: `samples[3].at`, `user.user_id`. */
+export function fieldName(field: FieldPath): string {
+  let name = '';
+  for (const segment of field) {
+    name += typeof segment === 'number' ? `[${segment}]` : name === '' ? segment : `.${segment}`;
+  }
+  return name;
+}
+
+/**
+ * A problem with one field of the caller's input: the field, and the rule its value breaks, said after the
+ * field's name (`must be ...`); of kind INVALID_FIELD unless another is given. `developerRule` is what the
+ * developer is told instead, when it says more; it names any other field through `name`, which names fields
+ * as the answer does.
+ */
+export interface FieldProblem {
+  readonly kind?: ErrorKind;
+  readonly field: FieldPath;
+  readonly rule: string;
+  readonly developerRule?: string | ((name: (field: FieldPath) => string) => string);
+}
+
+/** A field's problem as an answer says it, each field named by `name` for the developer. */
+export function fieldProblemOf(problem: FieldProblem, name: (field: FieldPath) => string): Problem {
+  const { kind = ErrorKinds.INVALID_FIELD, field, rule, developerRule = rule } = problem;
+  const developerText = typeof developerRule === 'function' ? developerRule(name) : developerRule;
+  return { kind, reason: `${fieldName(field)} ${rule}`, developerReason: `${name(field)} ${developerText}` };
+}
+
+/**
+ * The caller's input breaks the rules: problems with its fields, or with the input as a whole (a Problem).
+ * A service throws it knowing nothing of where its input came from: the route that gave the input says
+ * where (`inBody`, `inQuery` of `platform/http/input-errors.ts`: `body/samples/3/at`, and the 400's cause).
+ * Answered as it is, each field is named as an end user reads it (`samples[3].at`).
+ */
+export class InputError extends AppError {
+  readonly inputProblems: readonly (FieldProblem | Problem)[];
+
+  constructor(found: readonly (FieldProblem | Problem)[]) {
+    const inputProblems = found.length > MAX_PROBLEMS ? found.slice(0, MAX_PROBLEMS) : found;
+    super(
+      inputProblems.map((problem) => ('field' in problem ? fieldProblemOf(problem, fieldName) : problem)),
+    );
+    this.name = 'InputError';
+    this.inputProblems = inputProblems;
   }
 }

@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { bearerChallenge } from '../../platform/auth/auth-errors.js';
 import { hashSecret } from '../../platform/auth/secret-hash.js';
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
@@ -125,7 +124,6 @@ export function createApplicationKeysService({
     if (application.owner !== owner) {
       throw AppError.of(ErrorKinds.NOT_APPLICATION_OWNER, {
         developerReason: "only the application's owner may collect, rotate or revoke its key",
-        headers: bearerChallenge('insufficient_scope'),
       });
     }
     if (application.state !== 'approved') {
@@ -235,4 +233,4 @@ const noKeyYet = (): AppError =>
   });
 
 const keyInvalid = (developerReason: string): AppError =>
-  AppError.of(ErrorKinds.KEY_INVALID, { developerReason, headers: bearerChallenge('invalid_token') });
+  AppError.of(ErrorKinds.KEY_INVALID, { developerReason });

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponses } from '../../platform/error-response.js';
+import { inBody } from '../../platform/http/input-errors.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
 import { WorkCost } from '../../platform/limits/work-budget.js';
 import { applicationDetailWire, applicationWire } from './applications.reply.js';
@@ -96,7 +97,9 @@ export const applicationsRoutes =
         const { name, description = '', grants, owner } = request.body;
         const principal = principalOf(request);
         return applicationWire(
-          await service.apply(principal.owner, { name, description, grants, claimedOwner: owner }),
+          await service
+            .apply(principal.owner, { name, description, grants, claimedOwner: owner })
+            .catch(inBody),
         );
       },
     );

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { bearerChallenge } from '../../platform/auth/auth-errors.js';
 import { type Grant, isOperatorGrant, OPERATOR_GRANTS } from '../../platform/auth/grants.js';
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
-import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
+import { AppError, type ErrorKind, ErrorKinds, InputError } from '../../platform/errors.js';
 import { decodeCursor, pageOf } from '../../platform/pagination.js';
 import type { TokensService } from '../tokens/tokens.service.js';
 import { endKeys, type KeyStatus, keyStatusOf, makeKey } from './application-keys.service.js';
@@ -132,11 +131,14 @@ export function createApplicationsService({
   return {
     async apply(owner, { name, description, grants, claimedOwner }) {
       if (claimedOwner !== undefined && claimedOwner !== owner) {
-        throw AppError.of(ErrorKinds.OWNER_MISMATCH, {
-          cause: 'Invalid request body',
-          reason: "owner must be the access token's owner, or be left out",
-          developerReason: `body/owner must be the token's owner, ${owner}, or be left out`,
-        });
+        throw new InputError([
+          {
+            kind: ErrorKinds.OWNER_MISMATCH,
+            field: ['owner'],
+            rule: "must be the access token's owner, or be left out",
+            developerRule: `must be the token's owner, ${owner}, or be left out`,
+          },
+        ]);
       }
       refuseOperatorGrants(grants);
       const at = now();
@@ -238,9 +240,9 @@ export function createApplicationsService({
 
 const REVIEW: Grant = 'applications:review';
 
-/** A 403, with the RFC 6750 challenge every 403 of the service carries. */
-const forbidden = (kind: ErrorKind, developerReason: string, scope?: Grant): AppError =>
-  AppError.of(kind, { developerReason, headers: bearerChallenge('insufficient_scope', scope) });
+/** A refusal of the actor, naming the grant that would allow what was refused, when one would. */
+const forbidden = (kind: ErrorKind, developerReason: string, grant?: Grant): AppError =>
+  AppError.of(kind, { developerReason, grant });
 
 /** The owner whose applications alone the actor may see; undefined for a reviewer or an operator. */
 const restrictedTo = (actor: Actor): bigint | undefined =>
@@ -274,23 +276,24 @@ function ensureMayAct(
   const operatorOnly = application.grants.filter(isOperatorGrant);
   if (action === 'approve' && actor.kind === 'token' && operatorOnly.length > 0) {
     throw AppError.of(ErrorKinds.OPERATOR_ONLY_GRANT, {
-      status: 403,
+      forbidden: true,
       reason: 'This application asks for a grant only an operator gives; an operator must approve it.',
       developerReason: `the application asks for ${operatorOnly.join(', ')}, which only an operator gives: approve it with the command line (applications approve <id>)`,
-      headers: bearerChallenge('insufficient_scope'),
     });
   }
 }
 
-/** 400 OPERATOR_ONLY_GRANT naming each operator-only grant asked for, if any. */
+/** An InputError OPERATOR_ONLY_GRANT naming each operator-only grant asked for, if any. */
 function refuseOperatorGrants(grants: readonly Grant[]): void {
   const operatorOnly = grants.filter(isOperatorGrant);
   if (operatorOnly.length === 0) return;
-  throw AppError.of(ErrorKinds.OPERATOR_ONLY_GRANT, {
-    cause: 'Invalid request body',
-    reason: `${operatorOnly.join(', ')} can only be given by an operator, not asked for in an application`,
-    developerReason: `grants ${operatorOnly.join(', ')}: only an operator gives ${OPERATOR_GRANTS.join(', ')}; remove ${operatorOnly.length === 1 ? 'it' : 'them'} from the application`,
-  });
+  throw new InputError([
+    {
+      kind: ErrorKinds.OPERATOR_ONLY_GRANT,
+      reason: `${operatorOnly.join(', ')} can only be given by an operator, not asked for in an application`,
+      developerReason: `grants ${operatorOnly.join(', ')}: only an operator gives ${OPERATOR_GRANTS.join(', ')}; remove ${operatorOnly.length === 1 ? 'it' : 'them'} from the application`,
+    },
+  ]);
 }
 
 /** 409 unless NEXT_STATES lets `from` move to `to`. */

@@ -2,9 +2,21 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Registry } from 'prom-client';
 import { requireStaticBearer } from '../../platform/auth/static-token-guard.js';
 import { errorResponse, errorResponses } from '../../platform/error-response.js';
+import { AppError, ErrorKinds } from '../../platform/errors.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
 import { HealthSchema, MetricsSchema, ReadySchema } from './health.schemas.js';
 import type { HealthService } from './health.service.js';
+
+/** A 503 naming each dependency that does not answer (the log says why). */
+const notReady = (unavailable: readonly string[]): AppError =>
+  new AppError(
+    unavailable.map((dependency) => ({
+      kind: ErrorKinds.DEPENDENCY_UNAVAILABLE,
+      reason: `${dependency} is unavailable`,
+      developerReason: `${dependency} does not answer; the service log says why`,
+    })),
+    { cause: 'Not ready' },
+  );
 
 /** `/health`, `/ready`, and `/metrics`: public, or behind `metricsToken` when one is configured. */
 export const healthRoutes =
@@ -42,7 +54,11 @@ export const healthRoutes =
           },
         },
       },
-      async () => service.readiness(),
+      async () => {
+        const readiness = await service.readiness();
+        if (readiness.status === 'not_ready') throw notReady(readiness.unavailable);
+        return readiness;
+      },
     );
 
     app.get(

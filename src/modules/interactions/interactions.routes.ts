@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponse, errorResponses } from '../../platform/error-response.js';
+import { inBody } from '../../platform/http/input-errors.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
 import { chargeWork, LISTED_BYTES_PER_UNIT, WorkCost } from '../../platform/limits/work-budget.js';
 import {
@@ -52,7 +53,7 @@ export const interactionsRoutes =
       },
       async (request) => {
         const body = request.body;
-        const logged = await service.log(principalOf(request).owner, body);
+        const logged = await service.log(principalOf(request).owner, body).catch(inBody);
         const { document } = logged;
         // The token as sent: the first record of a repeat has none of its own, and it is the same token.
         return {

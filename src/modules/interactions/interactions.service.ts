@@ -1,10 +1,9 @@
 import { createHmac } from 'node:crypto';
-import { bearerChallenge } from '../../platform/auth/auth-errors.js';
 import type { Grant } from '../../platform/auth/grants.js';
 import { deleteInBatches } from '../../platform/db/batched-delete.js';
 import { createGroupCommitter, type GroupCommitSettings } from '../../platform/db/group-commit.js';
 import type { Executor } from '../../platform/db/transactions.js';
-import { AppError, ErrorKinds } from '../../platform/errors.js';
+import { AppError, ErrorKinds, type FieldProblem, InputError } from '../../platform/errors.js';
 import { parseJsonExact, serializeJson } from '../../platform/json.js';
 import { decodeCursor, pageOf } from '../../platform/pagination.js';
 import { timeOrderedUuid } from '../../platform/time-ordered-id.js';
@@ -73,7 +72,7 @@ export function ensureMayRead(reader: Reader, owner: bigint | undefined): void {
   if (reader.auditor || owner === undefined || owner === reader.owner) return;
   throw AppError.of(ErrorKinds.NOT_RESOURCE_OWNER, {
     developerReason: `without the ${AUDIT_GRANT} grant, owner must be the token's owner or be left out`,
-    headers: bearerChallenge('insufficient_scope', AUDIT_GRANT),
+    grant: AUDIT_GRANT,
   });
 }
 
@@ -250,19 +249,11 @@ function reviveIds(document: StoredDocument): StoredDocument {
 
 /** The IDs a log gives twice must agree: the interaction's user is the log's user, and so for servers. */
 function ensureConsistent(log: InteractionLog): void {
-  const problems: [string, string][] = [];
+  const problems: FieldProblem[] = [];
   if (log.interaction.user_id !== log.user.user_id)
-    problems.push(['user.user_id', 'must be interaction.user_id']);
+    problems.push({ field: ['user', 'user_id'], rule: 'must be interaction.user_id' });
   const serverId = log.interaction.server_id;
   if (log.server && serverId !== undefined && serverId !== log.server.server_id)
-    problems.push(['server.server_id', 'must be interaction.server_id']);
-  if (problems.length === 0) return;
-  throw new AppError(
-    problems.map(([field, rule]) => ({
-      kind: ErrorKinds.INVALID_FIELD,
-      reason: `${field} ${rule}`,
-      developerReason: `body/${field.replace('.', '/')} ${rule}`,
-    })),
-    { cause: 'Invalid request body' },
-  );
+    problems.push({ field: ['server', 'server_id'], rule: 'must be interaction.server_id' });
+  if (problems.length > 0) throw new InputError(problems);
 }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponses } from '../../platform/error-response.js';
+import { inBody } from '../../platform/http/input-errors.js';
 import { SnowflakeParams } from '../../platform/http/path-params.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
 import { WorkCost } from '../../platform/limits/work-budget.js';
@@ -80,7 +81,9 @@ export const messengerUsersRoutes =
       },
       async (request) =>
         profileWire(
-          await service.setLocale(principalOf(request).owner, request.params.snowflake, request.body.locale),
+          await service
+            .setLocale(principalOf(request).owner, request.params.snowflake, request.body.locale)
+            .catch(inBody),
         ),
     );
 

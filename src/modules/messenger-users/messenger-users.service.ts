@@ -1,5 +1,5 @@
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
-import { AppError, ErrorKinds } from '../../platform/errors.js';
+import { AppError, ErrorKinds, InputError } from '../../platform/errors.js';
 import {
   ensureMayRead,
   type InteractionsService,
@@ -43,7 +43,7 @@ export interface MessengerUsersService {
    * wrote is known, with the default locale and no accounts; 404 when the owner knows no such user.
    */
   profile(reader: Reader, snowflake: bigint, owner?: bigint): Promise<MessengerUserProfile>;
-  /** Sets the user's locale (BCP 47, canonicalised; 400 when not one), creating the user if new. */
+  /** Sets the user's locale (BCP 47, canonicalised; an InputError on `locale` when not one), creating the user if new. */
   setLocale(owner: bigint, snowflake: bigint, locale: string): Promise<MessengerUserProfile>;
   /**
    * Links a Minecraft account to the user (creating the user if new), resolved and, when asked, verified
@@ -153,7 +153,7 @@ export function createMessengerUsersService({
       throw notFound(snowflake);
     },
 
-    setLocale(owner, snowflake, locale) {
+    async setLocale(owner, snowflake, locale) {
       const canonical = canonicalLocale(locale);
       return changeUser(owner, snowflake, (users) => users.setLocale(snowflake, canonical, now()), {
         snowflake,
@@ -231,7 +231,7 @@ function verificationProblem(found: PlayerLookup, username: string): string | un
   return undefined;
 }
 
-/** BCP 47, canonical (`en-us` -> `en-US`); 400 when the text is not a language tag naming a language. */
+/** BCP 47, canonical (`en-us` -> `en-US`); an InputError when the text is not a language tag naming a language. */
 function canonicalLocale(locale: string): string {
   try {
     const [canonical] = Intl.getCanonicalLocales(locale);
@@ -241,16 +241,13 @@ function canonicalLocale(locale: string): string {
   } catch {
     // RangeError: not a well-formed tag.
   }
-  throw new AppError(
-    [
-      {
-        kind: ErrorKinds.INVALID_FIELD,
-        reason: 'locale must be a BCP 47 language tag, such as en-US',
-        developerReason: 'body/locale must be a BCP 47 language tag (RFC 5646), such as en-US or pt-BR',
-      },
-    ],
-    { cause: 'Invalid request body' },
-  );
+  throw new InputError([
+    {
+      field: ['locale'],
+      rule: 'must be a BCP 47 language tag, such as en-US',
+      developerRule: 'must be a BCP 47 language tag (RFC 5646), such as en-US or pt-BR',
+    },
+  ]);
 }
 
 const notFound = (snowflake: bigint) =>

@@ -1,5 +1,5 @@
 import type { Executor } from '../../platform/db/transactions.js';
-import { AppError, ErrorKinds, MAX_PROBLEMS, type Problem } from '../../platform/errors.js';
+import { type FieldProblem, InputError, MAX_PROBLEMS } from '../../platform/errors.js';
 import { createPingRepository, type DayAggregate, type OwnedSample, type Sample } from './ping.repository.js';
 
 /*
@@ -44,7 +44,7 @@ export function timedSamples(
 ): Sample[] {
   const latest = receivedAt + maxFutureMs;
   const earliest = receivedAt - retentionDays * DAY_MS;
-  const problems: Problem[] = [];
+  const problems: FieldProblem[] = [];
   const samples: Sample[] = [];
   for (const [index, input] of inputs.entries()) {
     const at = input.at ?? receivedAt;
@@ -60,14 +60,10 @@ export function timedSamples(
       samples.push({ at, ping: input.ping, lobby: input.lobby.normalize('NFC') });
       continue;
     }
-    problems.push({
-      kind: ErrorKinds.INVALID_FIELD,
-      reason: `samples[${index}].at ${rule}`,
-      developerReason: `body/samples/${index}/at ${rule}`,
-    });
+    problems.push({ field: ['samples', index, 'at'], rule });
     if (problems.length === MAX_PROBLEMS) break;
   }
-  if (problems.length > 0) throw new AppError(problems, { cause: 'Invalid request body' });
+  if (problems.length > 0) throw new InputError(problems);
   return samples;
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponse, errorResponses } from '../../platform/error-response.js';
+import { inBody, inQuery } from '../../platform/http/input-errors.js';
 import { PlayerParams } from '../../platform/http/path-params.js';
 import {
   COMPRESSED_HEADERS,
@@ -68,6 +69,7 @@ export const pingRoutes =
         await takeWork(request, request.body.samples.length);
         const { uuid, stored, duplicates } = await service
           .ingest(request.params.player, request.body.samples, owner)
+          .catch(inBody)
           .catch(asUpstreamError);
         return { player: uuid, stored, duplicates };
       },
@@ -104,6 +106,7 @@ export const pingRoutes =
         const owner = String(principalOf(request).owner);
         const history = await service
           .history(request.params.player, request.query, owner)
+          .catch(inQuery)
           .catch(asUpstreamError);
         await chargeWork(request, history.days.length);
         return replies.send(request, reply, history, request.query);

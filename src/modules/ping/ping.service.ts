@@ -2,7 +2,7 @@ import { createSingleFlight } from '../../platform/cache/single-flight.js';
 import { deleteInBatches } from '../../platform/db/batched-delete.js';
 import { createGroupCommitter, type GroupCommitSettings } from '../../platform/db/group-commit.js';
 import type { Executor } from '../../platform/db/transactions.js';
-import { AppError, ErrorKinds } from '../../platform/errors.js';
+import { AppError, ErrorKinds, InputError } from '../../platform/errors.js';
 import type { PlayersService } from '../players/players.service.js';
 import { createPingRepository, type DayRange, type DayRecordSince } from './ping.repository.js';
 import { createPingDaysStore, type KeptDays, mergeDays } from './ping-days.service.js';
@@ -140,11 +140,13 @@ export function createPingService({ db, players, settings, now = Date.now }: Pin
 
     async history(player, range, owner) {
       if (range.from !== undefined && range.to !== undefined && range.from > range.to) {
-        throw AppError.of(ErrorKinds.INVALID_FIELD, {
-          cause: 'Invalid query string',
-          reason: 'from must not be after to',
-          developerReason: `query/from (${range.from}) must not be after query/to (${range.to})`,
-        });
+        throw new InputError([
+          {
+            field: ['from'],
+            rule: 'must not be after to',
+            developerRule: (name) => `(${range.from}) must not be after ${name(['to'])} (${range.to})`,
+          },
+        ]);
       }
       const uuid = await uuidOf(player, owner);
       const { revision, days } = await daysOf(uuid, await repository.revisionOf(uuid));

@@ -1,4 +1,3 @@
-import { bearerChallenge } from '../../platform/auth/auth-errors.js';
 import type { Grant } from '../../platform/auth/grants.js';
 import type { Authenticator, Principal } from '../../platform/auth/principal.js';
 import type { TokenClaims, TokenCodec } from '../../platform/auth/token-codec.js';
@@ -94,8 +93,7 @@ export interface TokensServiceDeps {
   readonly now?: () => number;
 }
 
-const unauthorized = (kind: ErrorKind, developerReason: string) =>
-  AppError.of(kind, { developerReason, headers: bearerChallenge('invalid_token') });
+const unauthorized = (kind: ErrorKind, developerReason: string) => AppError.of(kind, { developerReason });
 
 export function createTokensService({
   db,

@@ -1,19 +1,8 @@
 import { AppError, ErrorKinds } from '../errors.js';
 
-/** The RFC 6750 challenge a 401 or 403 carries. */
-export function bearerChallenge(
-  error?: 'invalid_token' | 'insufficient_scope',
-  scope?: string,
-): Record<string, string> {
-  const parts = ['Bearer realm="player-data-service"'];
-  if (error) parts.push(`error="${error}"`);
-  if (scope) parts.push(`scope="${scope}"`);
-  return { 'www-authenticate': parts.join(', ') };
-}
-
 /** A 401 for a token that is not acceptable, saying why (never echoing the token). */
 export const invalidToken = (developerReason: string): AppError =>
-  AppError.of(ErrorKinds.TOKEN_INVALID, { developerReason, headers: bearerChallenge('invalid_token') });
+  AppError.of(ErrorKinds.TOKEN_INVALID, { developerReason });
 
 /**
  * The same error, each problem's `developer_reason` followed by `hint` when it is a 401 (where a token
@@ -23,6 +12,6 @@ export function withHint(error: unknown, hint: string | undefined): unknown {
   if (!hint || !(error instanceof AppError) || error.status !== 401) return error;
   return new AppError(
     error.problems.map((problem) => ({ ...problem, developerReason: `${problem.developerReason}. ${hint}` })),
-    { cause: error.summary, status: error.status, headers: error.headers },
+    { cause: error.summary, status: error.status, headers: error.headers, grant: error.grant },
   );
 }

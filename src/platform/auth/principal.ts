@@ -1,5 +1,4 @@
 import { AppError, ErrorKinds } from '../errors.js';
-import { bearerChallenge } from './auth-errors.js';
 import type { Grant } from './grants.js';
 
 /** The caller of a request, once its token is verified. */
@@ -27,6 +26,6 @@ export function ensureOwnerOrHolder(principal: Principal, owner: bigint | undefi
   if (isOwnerOrHolder(principal, owner, grant)) return;
   throw AppError.of(ErrorKinds.NOT_RESOURCE_OWNER, {
     developerReason: `only the resource's owner, or a token with the ${grant} grant, may do this`,
-    headers: bearerChallenge('insufficient_scope', grant),
+    grant,
   });
 }

@@ -8,7 +8,7 @@ import type {
 import fp from 'fastify-plugin';
 import { AppError, ErrorKinds } from '../errors.js';
 import { admitRequest, type WorkBudget } from '../limits/work-budget.js';
-import { bearerChallenge, invalidToken, withHint } from './auth-errors.js';
+import { invalidToken, withHint } from './auth-errors.js';
 import type { Grant } from './grants.js';
 import { type Authenticator, ensureOwnerOrHolder, type Principal } from './principal.js';
 import { authenticateSession, type SessionAuthenticator, sessionIdOf } from './session.js';
@@ -46,7 +46,6 @@ async function authenticate(gate: Gate, request: FastifyRequest): Promise<Princi
   if (!header) {
     throw AppError.of(ErrorKinds.TOKEN_MISSING, {
       developerReason: 'send the token in an Authorization: Bearer <token> header',
-      headers: bearerChallenge(),
     });
   }
   const token = BEARER.exec(header)?.[1];
@@ -138,13 +137,12 @@ export function requireGrant(
     if (identity && !principal.session && principal.grants.size > 0) {
       throw AppError.of(ErrorKinds.IDENTITY_REQUIRED, {
         developerReason: `this route takes no token that carries grants${hint ? `. ${hint}` : ''}`,
-        headers: bearerChallenge('insufficient_scope'),
       });
     }
     if (grant && !principal.grants.has(grant)) {
       throw AppError.of(ErrorKinds.GRANT_MISSING, {
         developerReason: `this endpoint needs the ${grant} grant`,
-        headers: bearerChallenge('insufficient_scope', grant),
+        grant,
       });
     }
   };
@@ -157,7 +155,6 @@ const noSession = (request: FastifyRequest): AppError =>
       request.headers.authorization === undefined
         ? 'this route needs a sign-in session: the request carries no session cookie (sign in first)'
         : 'this route takes the sign-in session’s cookie, not a bearer token',
-    headers: bearerChallenge(),
   });
 
 /** A token that names no owner, answered 400 instead of 401; any other error as it is. */

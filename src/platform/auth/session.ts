@@ -2,7 +2,6 @@ import { timingSafeEqual } from 'node:crypto';
 import { parseCookie } from 'cookie';
 import type { FastifyRequest } from 'fastify';
 import { AppError, ErrorKinds } from '../errors.js';
-import { bearerChallenge } from './auth-errors.js';
 import type { Principal } from './principal.js';
 
 /** The cookie of a developer's sign-in session (the portal's): HttpOnly, SameSite=Lax, Path=/. */
@@ -46,13 +45,11 @@ export async function authenticateSession(
     throw AppError.of(ErrorKinds.SESSION_INVALID, {
       developerReason:
         'the session cookie names no live session (it ended, expired or never was): sign in again',
-      headers: bearerChallenge(),
     });
   }
   if (!SAFE_METHODS.has(request.method) && !sameText(request.headers[CSRF_HEADER], found.csrfToken)) {
     throw AppError.of(ErrorKinds.CSRF_TOKEN_INVALID, {
       developerReason: `a ${request.method} made with the session cookie needs the session's CSRF token in ${CSRF_HEADER}`,
-      headers: bearerChallenge(),
     });
   }
   return found.principal;

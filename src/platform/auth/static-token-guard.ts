@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { AppError, ErrorKinds } from '../errors.js';
-import { bearerChallenge, invalidToken } from './auth-errors.js';
+import { invalidToken } from './auth-errors.js';
 
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
 
@@ -17,7 +17,6 @@ export function requireStaticBearer(secret: string): onRequestAsyncHookHandler {
     if (!header) {
       throw AppError.of(ErrorKinds.TOKEN_MISSING, {
         developerReason: 'send the token in an Authorization: Bearer <token> header',
-        headers: bearerChallenge(),
       });
     }
     const given = /^Bearer +(\S+) *$/i.exec(header)?.[1];

@@ -3,7 +3,7 @@ import { errors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { AppError, ErrorKinds } from '../errors.js';
 import { parseSnowflake } from '../snowflake.js';
-import { bearerChallenge, invalidToken } from './auth-errors.js';
+import { invalidToken } from './auth-errors.js';
 import { type Grant, isGrant } from './grants.js';
 
 /** RFC 9068's media type for JWT access tokens: a token of another kind (an ID token, say) is refused. */
@@ -117,7 +117,6 @@ export function createTokenCodec(secret: string, settings: TokenCodecSettings): 
               acceptExpiredForSeconds > 0
                 ? `the token expired at ${new Date(expiredAt * 1000).toISOString()}, beyond the refresh window`
                 : `the token expired at ${new Date(expiredAt * 1000).toISOString()}; refresh it at POST /auth/refresh`,
-            headers: bearerChallenge('invalid_token'),
           });
         }
         // Verify everything again as of the moment the token was last valid.
@@ -161,7 +160,6 @@ function toClaims(payload: JWTPayload): TokenClaims {
 const noOwner = (): AppError =>
   AppError.of(ErrorKinds.TOKEN_NO_OWNER, {
     developerReason: 'the token subject (sub) must be the owner ID, a Discord ID as a decimal string',
-    headers: bearerChallenge('invalid_token'),
   });
 
 /** jose's verdicts as 401s that say what was wrong, but never echo the token. */

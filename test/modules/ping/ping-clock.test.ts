@@ -7,6 +7,7 @@ import { createDatabase } from '../../../src/platform/db/database.js';
 import { migrateToLatest } from '../../../src/platform/db/migrator.js';
 import { executorOf } from '../../../src/platform/db/transactions.js';
 import { AppError, MAX_PROBLEMS } from '../../../src/platform/errors.js';
+import { inBody } from '../../../src/platform/http/input-errors.js';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
 import { deferClose } from '../../helpers/build-test-app.js';
 import { createFakeClock } from '../../helpers/fake-clock.js';
@@ -41,12 +42,18 @@ async function pingOnClock(t: TestContext, backend: Backend) {
     const [day] = (await service.history(PLAYER, {}, OWNER)).days;
     return { at: day?.lastAt, lobby: day?.lastLobby };
   };
-  /** The developer reasons of the 400 the ingestion of `samples` must be refused with. */
+  /**
+   * The developer reasons of the 400 the ingestion of `samples` must be refused with: the service's error
+   * about its input as the route answers it, the input being the request's body.
+   */
   const refused = async (samples: readonly SampleInput[]): Promise<string[]> => {
-    const error = await service.ingest(PLAYER, samples, OWNER).then(
-      () => assert.fail('the batch was taken'),
-      (error: unknown) => error,
-    );
+    const error = await service
+      .ingest(PLAYER, samples, OWNER)
+      .catch(inBody)
+      .then(
+        () => assert.fail('the batch was taken'),
+        (error: unknown) => error,
+      );
     assert.ok(error instanceof AppError, String(error));
     assert.equal(error.status, 400);
     return error.problems.map((problem) => problem.developerReason);

@@ -80,7 +80,7 @@ module.exports = {
       name: 'services-know-no-http',
       severity: 'error',
       comment:
-        'Services hold the rules and return domain values: no Fastify, no routes, reply helpers or wire schemas.',
+        "Services hold the rules and return domain values: no Fastify, no routes, reply helpers or wire schemas, nothing of the platform's HTTP layer (which words WWW-Authenticate, platform/http/auth-challenge.ts, and where a field was in the request with the 400's cause, platform/http/input-errors.ts). They say what went wrong (an error kind, a field, a grant), never how it is answered.",
       from: { path: '\\.service\\.ts$' },
       to: {
         path: [
@@ -91,6 +91,22 @@ module.exports = {
           '\\.(routes|reply|schemas)\\.ts$',
         ],
       },
+    },
+    {
+      name: 'one-place-writes-challenges',
+      severity: 'error',
+      comment:
+        "WWW-Authenticate is written in one place, the platform's error handler, from the error's kind and grant (platform/http/auth-challenge.ts): nobody else words a challenge.",
+      from: { path: '^src/', pathNot: '^src/platform/(error-handler|http/auth-challenge)\\.ts$' },
+      to: { path: '^src/platform/http/auth-challenge\\.ts$' },
+    },
+    {
+      name: 'routes-say-where-input-was',
+      severity: 'error',
+      comment:
+        "A service's InputError is turned into the request's 400 (where each field was, the part's cause: platform/http/input-errors.ts) by the route that gave it the input, which alone knows where it came from.",
+      from: { path: '^src/modules/', pathNot: '\\.routes\\.ts$' },
+      to: { path: '^src/platform/http/input-errors\\.ts$' },
     },
     {
       name: 'repositories-know-no-http',

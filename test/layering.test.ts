@@ -62,6 +62,7 @@ describe('layering rules (.dependency-cruiser.cjs)', () => {
       'sql-in-repositories: src/modules/b/b.routes.ts -> kysely',
       'tables-are-their-repositories-own: src/modules/b/b.service.ts -> src/modules/b/b.tables.ts',
       'upstream-clients-know-no-http-server: src/upstream/client.ts -> fastify',
+      'upstream-clients-know-no-http-server: src/upstream/client.ts -> src/platform/http/input-errors.ts',
       'upstream-stands-on-platform: src/upstream/client.ts -> src/modules/b/b.service.ts',
     ];
     for (const violation of expected) assert.ok(found.includes(violation), `not caught: ${violation}`);

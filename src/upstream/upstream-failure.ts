@@ -1,4 +1,5 @@
 import type { FailureRules } from '../platform/cache/cached-resource.js';
+import { type ErrorKind, ErrorKinds } from '../platform/errors.js';
 
 /**
  * Why an upstream could not give an answer. Each kind maps to one status of the result shape:
@@ -36,6 +37,36 @@ export class CallerQuotaExceeded extends UpstreamFailure {
     );
     this.name = 'CallerQuotaExceeded';
   }
+}
+
+/** Each kind of upstream failure as an error of the catalogue, whose status its answers take. */
+const FAILURE_KINDS: Record<UpstreamFailureKind, ErrorKind> = {
+  throttled: ErrorKinds.UPSTREAM_THROTTLED,
+  timeout: ErrorKinds.UPSTREAM_TIMEOUT,
+  unavailable: ErrorKinds.UPSTREAM_UNAVAILABLE,
+  bad_gateway: ErrorKinds.UPSTREAM_BAD_GATEWAY,
+};
+
+/**
+ * An upstream failure as the lookups' answers report it (`failureOf` of `platform/http/lookup-result.ts`,
+ * which knows no upstream): its catalogue kind, its cause, whether the upstream is throttling, and when to try
+ * again; undefined for any other error.
+ */
+export function upstreamFailureOf(error: unknown):
+  | {
+      readonly kind: ErrorKind;
+      readonly cause: string;
+      readonly throttle: boolean;
+      readonly retryAfterSeconds: number | undefined;
+    }
+  | undefined {
+  if (!(error instanceof UpstreamFailure)) return undefined;
+  return {
+    kind: FAILURE_KINDS[error.kind],
+    cause: error.publicCause,
+    throttle: error.kind === 'throttled',
+    retryAfterSeconds: error.retryAfterSeconds,
+  };
 }
 
 /**

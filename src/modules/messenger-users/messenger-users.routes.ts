@@ -3,11 +3,12 @@ import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponses } from '../../platform/error-response.js';
 import { inBody } from '../../platform/http/input-errors.js';
+import { failureAsError } from '../../platform/http/lookup-result.js';
 import { SnowflakeParams } from '../../platform/http/path-params.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
 import { WorkCost } from '../../platform/limits/work-budget.js';
 import { parsePlayerRef } from '../../platform/player-id.js';
-import { asUpstreamError } from '../../upstream/upstream-result.js';
+import { upstreamFailureOf } from '../../upstream/upstream-failure.js';
 import {
   AccountParams,
   LinkRequestSchema,
@@ -27,6 +28,8 @@ const ACCOUNTS = '/messenger/user/:snowflake/accounts';
 const TAGS = ['Messenger'];
 const security = [{ bearerAuth: [] }];
 const profileResponse = responseDoc(UserProfileResultSchema);
+/** An upstream failure met linking an account, as an ErrorResponse with the status endpoint 5 would answer. */
+const asUpstreamError = failureAsError(upstreamFailureOf);
 
 /**
  * Endpoint 7 and the writes beside it: a Discord user's locale and linked Minecraft accounts, in the calling

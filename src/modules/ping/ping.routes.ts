@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponse, errorResponses } from '../../platform/error-response.js';
 import { inBody, inQuery } from '../../platform/http/input-errors.js';
+import { failureAsError } from '../../platform/http/lookup-result.js';
 import { PlayerParams } from '../../platform/http/path-params.js';
 import {
   COMPRESSED_HEADERS,
@@ -10,7 +11,7 @@ import {
   responseDoc,
 } from '../../platform/http/response-docs.js';
 import { chargeWork, takeWork } from '../../platform/limits/work-budget.js';
-import { asUpstreamError } from '../../upstream/upstream-result.js';
+import { upstreamFailureOf } from '../../upstream/upstream-failure.js';
 import type { PingHistoryReplies } from './ping.reply.js';
 import {
   PingHistoryQuery,
@@ -21,6 +22,8 @@ import {
 import type { PingService } from './ping.service.js';
 
 const PATH = '/ping/:player';
+/** An upstream failure met resolving a username, as an ErrorResponse with the status endpoint 5 would answer. */
+const asUpstreamError = failureAsError(upstreamFailureOf);
 const TAGS = ['Ping'];
 const security = [{ bearerAuth: [] }];
 /** Upstream trouble resolving a username answers as /gamemode/profiles does. */

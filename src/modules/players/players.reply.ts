@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { sendFound, sendNotFound, UNKNOWN_USERNAME_CAUSE } from '../../upstream/upstream-result.js';
+import { sendFound, sendNotFound, UNKNOWN_USERNAME_CAUSE } from '../../platform/http/lookup-result.js';
 import type { PlayerLookup } from './players.service.js';
 
 const NEVER_JOINED_CAUSE = 'This player has never joined Hypixel';

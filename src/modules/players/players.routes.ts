@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { lookupHandler, resultResponses } from '../../platform/http/lookup-result.js';
 import { PlayerParams } from '../../platform/http/path-params.js';
-import { lookupHandler, resultResponses } from '../../upstream/upstream-result.js';
+import { upstreamFailureOf } from '../../upstream/upstream-failure.js';
 import type { Upstreams } from '../../upstream/upstreams.js';
 import { sendPlayerLookup } from './players.reply.js';
 import { PLAYER_NOT_FOUND, PlayerFoundSchema } from './players.schemas.js';
@@ -9,11 +10,17 @@ import type { PlayersService } from './players.service.js';
 export const playersRoutes =
   (service: PlayersService, quota: Upstreams['quota']): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const answer = lookupHandler('player', quota, service.lookup, sendPlayerLookup);
+    const answer = lookupHandler({
+      field: 'player',
+      quota,
+      failureOf: upstreamFailureOf,
+      lookup: service.lookup,
+      send: sendPlayerLookup,
+    });
     app.get(
       '/player/:player',
       {
-        // Found values go out precompressed (upstream-result.ts), not through @fastify/compress.
+        // Found values go out precompressed (lookup-result.ts), not through @fastify/compress.
         compress: false,
         onRequest: app.requireGrant('player:read'),
         schema: {

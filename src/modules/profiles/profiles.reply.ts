@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { sendFound, sendNotFound, UNKNOWN_USERNAME_CAUSE } from '../../upstream/upstream-result.js';
+import { sendFound, sendNotFound, UNKNOWN_USERNAME_CAUSE } from '../../platform/http/lookup-result.js';
 import type { ProfilesLookup } from './profiles.service.js';
 
 /** A profiles lookup as ProfilesResult: 200 with the cached body as it is, or 404 in the result shape. */

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { lookupHandler, resultResponses } from '../../platform/http/lookup-result.js';
 import { PlayerParams } from '../../platform/http/path-params.js';
-import { lookupHandler, resultResponses } from '../../upstream/upstream-result.js';
+import { upstreamFailureOf } from '../../upstream/upstream-failure.js';
 import type { Upstreams } from '../../upstream/upstreams.js';
 import { sendProfilesLookup } from './profiles.reply.js';
 import { PROFILES_NOT_FOUND, ProfilesFoundSchema } from './profiles.schemas.js';
@@ -9,11 +10,17 @@ import type { ProfilesService } from './profiles.service.js';
 export const profilesRoutes =
   (service: ProfilesService, quota: Upstreams['quota']): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const answer = lookupHandler('profiles', quota, service.lookup, sendProfilesLookup);
+    const answer = lookupHandler({
+      field: 'profiles',
+      quota,
+      failureOf: upstreamFailureOf,
+      lookup: service.lookup,
+      send: sendProfilesLookup,
+    });
     app.get(
       '/gamemode/profiles/:player',
       {
-        // Found values go out precompressed (upstream-result.ts), not through @fastify/compress.
+        // Found values go out precompressed (lookup-result.ts), not through @fastify/compress.
         compress: false,
         onRequest: app.requireGrant('profiles:read'),
         schema: {

@@ -1,16 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
-import { principalOf } from '../platform/auth/route-guard.js';
-import type { Freshness } from '../platform/cache/cached-resource.js';
-import {
-  COMPRESSION_THRESHOLD_BYTES,
-  type ContentEncoding,
-  preferredEncoding,
-} from '../platform/compression.js';
-import { ErrorResponseRef, errorResponses } from '../platform/error-response.js';
-import { AppError, type ErrorKind, ErrorKinds } from '../platform/errors.js';
-import { addVary, sendJsonBytes, setCacheHeaders } from '../platform/http/cache-headers.js';
-import { addRateLimitHeaders, RATE_LIMIT_HEADERS } from '../platform/http/rate-limit-headers.js';
+import { principalOf } from '../auth/route-guard.js';
+import type { Freshness } from '../cache/cached-resource.js';
+import { COMPRESSION_THRESHOLD_BYTES, type ContentEncoding, preferredEncoding } from '../compression.js';
+import { ErrorResponseRef, errorResponses } from '../error-response.js';
+import { AppError, type ErrorKind } from '../errors.js';
+import { addVary, sendJsonBytes, setCacheHeaders } from './cache-headers.js';
+import { addRateLimitHeaders, RATE_LIMIT_HEADERS } from './rate-limit-headers.js';
 import {
   CACHED_VALUE_HEADERS,
   COMPRESSED_HEADERS,
@@ -18,29 +14,35 @@ import {
   NO_STORE_HEADERS,
   responseDoc,
   retryAfterHeader,
-} from '../platform/http/response-docs.js';
-import type { OwnerQuota, QuotaStatus } from './owner-quota.js';
-import { UpstreamFailure, type UpstreamFailureKind } from './upstream-failure.js';
+} from './response-docs.js';
 
 /**
- * How an upstream-backed endpoint (endpoints 4 and 5) answers over HTTP: its own result shape
- * `{success, cause?, throttle, <field>}` for what the upstream said, ErrorResponse for everything else.
- * The routes of those endpoints use these; the services behind them return domain values.
+ * How a lookup of a value kept from an upstream (endpoints 4 and 5: players, profiles) answers over HTTP: its
+ * own result shape `{success, cause?, throttle, <field>}` for what the lookup found or how it failed,
+ * ErrorResponse for everything else. The routes of those endpoints use these; the services behind them
+ * return domain values, and the upstream layer says which errors are a lookup's failures and how
+ * (`failureOf`, as the cache is given its FailureRules): this file knows no upstream.
  */
 
-/** Each kind of upstream failure as an error of the catalogue, whose status both answers use. */
-const FAILURE_KIND: Record<UpstreamFailureKind, ErrorKind> = {
-  throttled: ErrorKinds.UPSTREAM_THROTTLED,
-  timeout: ErrorKinds.UPSTREAM_TIMEOUT,
-  unavailable: ErrorKinds.UPSTREAM_UNAVAILABLE,
-  bad_gateway: ErrorKinds.UPSTREAM_BAD_GATEWAY,
-};
+/**
+ * A lookup's failure, as the answers report it: the catalogue's kind (whose status they take), the cause
+ * safe to show a client, whether the upstream is throttling, and when to try again, when known.
+ */
+export interface LookupFailure {
+  readonly kind: ErrorKind;
+  readonly cause: string;
+  readonly throttle: boolean;
+  readonly retryAfterSeconds?: number | undefined;
+}
+
+/** Which errors are a lookup's failures, and what each says; undefined for any other error. */
+export type FailureOf = (error: unknown) => LookupFailure | undefined;
 
 /** `Retry-After` for a failure that says when to try again (never under a second). */
-const retryAfterOf = (error: UpstreamFailure): Record<string, string> =>
-  error.retryAfterSeconds === undefined
+const retryAfterOf = (failure: LookupFailure): Record<string, string> =>
+  failure.retryAfterSeconds === undefined
     ? {}
-    : { 'retry-after': String(Math.max(1, error.retryAfterSeconds)) };
+    : { 'retry-after': String(Math.max(1, failure.retryAfterSeconds)) };
 
 export const UNKNOWN_USERNAME_CAUSE = 'No Minecraft player has this username';
 
@@ -82,24 +84,34 @@ export function sendNotFound(
 }
 
 /**
- * An upstream failure with no copy to stand in, in the result shape: 429 (with Retry-After), 502, 503 or
+ * A lookup's failure with no copy to stand in, in the result shape: 429 (with Retry-After), 502, 503 or
  * 504, never kept by clients. Anything else that was thrown is not the result shape's to answer: rethrown.
  */
-function sendUpstreamFailure(reply: FastifyReply, field: string, error: unknown): FastifyReply {
-  if (!(error instanceof UpstreamFailure)) throw error;
-  reply.headers({ 'cache-control': 'no-store', ...retryAfterOf(error) });
-  return sendJsonBytes(
-    reply,
-    FAILURE_KIND[error.kind].status,
-    failureBody(field, error.publicCause, error.kind === 'throttled'),
-  );
+function sendFailure(reply: FastifyReply, field: string, error: unknown, failureOf: FailureOf): FastifyReply {
+  const failure = failureOf(error);
+  if (!failure) throw error;
+  reply.headers({ 'cache-control': 'no-store', ...retryAfterOf(failure) });
+  return sendJsonBytes(reply, failure.kind.status, failureBody(field, failure.cause, failure.throttle));
+}
+
+/** An owner's standing in their share of the upstream key: lookups per window, left, and when it refills. */
+export interface QuotaStanding {
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetSeconds: number;
+  readonly windowSeconds: number;
+}
+
+/** Where owners stand in their shares of the upstream key; undefined until the key's limit is known. */
+export interface QuotaStandings {
+  status(owner: string): Promise<QuotaStanding | undefined>;
 }
 
 /**
  * The caller's standing in their share of the upstream key, as the RateLimit headers say it (policy
  * `"upstream"`, beside the owner's `"work"` budget): none until the key's limit is known.
  */
-function setQuotaHeaders(reply: FastifyReply, status: QuotaStatus | undefined): void {
+function setQuotaHeaders(reply: FastifyReply, status: QuotaStanding | undefined): void {
   if (!status) return;
   addRateLimitHeaders(reply, 'upstream', {
     capacity: status.limit,
@@ -114,14 +126,16 @@ export interface UpstreamLookup<T> {
   readonly field: string;
   /** Whose lookup it is, and where their share of the key stands. */
   readonly owner: string;
-  readonly quota: Pick<OwnerQuota, 'status'>;
+  readonly quota: QuotaStandings;
+  /** Which errors the lookup may fail with are answered in the result shape. */
+  readonly failureOf: FailureOf;
   lookup(): Promise<T>;
   send(reply: FastifyReply, found: T): FastifyReply | Promise<FastifyReply>;
 }
 
 /**
- * Answers what `lookup` finds with `send`, and an upstream failure with no copy to stand in in the result
- * shape of `field`, every answer with the caller's quota headers: the handler of an upstream-backed endpoint.
+ * Answers what `lookup` finds with `send`, and a failure with no copy to stand in in the result shape of
+ * `field`, every answer with the caller's quota headers: the handler of an upstream-backed endpoint.
  */
 export async function answerLookup<T>(reply: FastifyReply, answer: UpstreamLookup<T>): Promise<FastifyReply> {
   let found: T;
@@ -129,26 +143,25 @@ export async function answerLookup<T>(reply: FastifyReply, answer: UpstreamLooku
     found = await answer.lookup();
   } catch (error) {
     setQuotaHeaders(reply, await answer.quota.status(answer.owner));
-    return sendUpstreamFailure(reply, answer.field, error);
+    return sendFailure(reply, answer.field, error, answer.failureOf);
   }
   setQuotaHeaders(reply, await answer.quota.status(answer.owner));
   return answer.send(reply, found);
 }
 
+export interface LookupRoute<T> extends Pick<UpstreamLookup<T>, 'field' | 'quota' | 'failureOf' | 'send'> {
+  /** Looks `player` up for `owner` (charged for the upstream calls it costs). */
+  lookup(player: string, owner: string): Promise<T>;
+}
+
 /**
  * The handler of an upstream-backed endpoint, given the `{player}` its route validated: looks it up for
- * the caller's owner (charged for the upstream calls it costs) and answers with `send`, or in the result
- * shape of `field`.
+ * the caller's owner and answers with `send`, or in the result shape of `field`.
  */
-export function lookupHandler<T>(
-  field: string,
-  quota: Pick<OwnerQuota, 'status'>,
-  lookup: (player: string, owner: string) => Promise<T>,
-  send: (reply: FastifyReply, found: T) => FastifyReply | Promise<FastifyReply>,
-) {
+export function lookupHandler<T>({ lookup, ...answer }: LookupRoute<T>) {
   return (request: FastifyRequest, reply: FastifyReply, player: string) => {
     const owner = String(principalOf(request).owner);
-    return answerLookup(reply, { field, owner, quota, lookup: () => lookup(player, owner), send });
+    return answerLookup(reply, { ...answer, owner, lookup: () => lookup(player, owner) });
   };
 }
 
@@ -225,10 +238,14 @@ export function resultResponses<S extends TSchema>({ field, found, notFound }: R
 }
 
 /**
- * An upstream failure met by a route outside endpoints 4 and 5 (a link's verification), as an ErrorResponse
- * with the status and Retry-After endpoint 5 would answer; anything else is rethrown as it is.
+ * A route's handler of a lookup's failure met outside endpoints 4 and 5 (a link's verification, a player's
+ * name resolved): the failure `failureOf` knows as an ErrorResponse with the status and Retry-After
+ * endpoint 5 would answer; anything else is rethrown as it is. `.catch(failureAsError(upstreamFailureOf))`.
  */
-export function asUpstreamError(error: unknown): never {
-  if (!(error instanceof UpstreamFailure)) throw error;
-  throw AppError.of(FAILURE_KIND[error.kind], { reason: error.publicCause, headers: retryAfterOf(error) });
+export function failureAsError(failureOf: FailureOf): (error: unknown) => never {
+  return (error) => {
+    const failure = failureOf(error);
+    if (!failure) throw error;
+    throw AppError.of(failure.kind, { reason: failure.cause, headers: retryAfterOf(failure) });
+  };
 }

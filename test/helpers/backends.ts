@@ -13,8 +13,17 @@ const eachDialect: readonly Backend[] = allDialects.map((dialect) => ({
   cache: 'memory',
   name: dialect,
 }));
-const eachDialectAndCache: readonly Backend[] = allDialects.flatMap((dialect) =>
+/** Every dialect with every cache. */
+const everyDialectAndCache: readonly Backend[] = allDialects.flatMap((dialect) =>
   allCaches.map((cache) => ({ dialect, cache, name: `${dialect} with the ${cache} cache` })),
+);
+/**
+ * Each dialect with the in-process cache, and the Redis cache on PostgreSQL (the deployment of several
+ * instances): every dialect and every cache, without crossing them all, for suites where the cache does
+ * not depend on the database.
+ */
+const eachDialectAndCache: readonly Backend[] = everyDialectAndCache.filter(
+  (backend) => backend.cache === 'memory' || backend.dialect === 'postgres',
 );
 
 /**
@@ -33,18 +42,21 @@ export function describeOrSkip(
 }
 
 /**
- * Declares the suite once per backend: on every dialect (SQLite, and PostgreSQL when configured), and with
- * `{ caches: true }` on every dialect x cache (memory, and Redis when configured); a backend without its
- * server is reported as skipped (see describeOrSkip). The backends' suites run side by side (each test has
- * its own database and key space); the tests within one run in order.
+ * Declares the suite once per backend: on every dialect (SQLite, and PostgreSQL when configured); with
+ * `{ caches: true }` also with the Redis cache (when configured) on PostgreSQL; with `{ caches: 'crossed' }`
+ * on every dialect x cache, for a suite where the two meet (SQLite's revocation feed through Redis). A
+ * backend without its server is reported as skipped (see describeOrSkip). The backends' suites run side by
+ * side (each test has its own database and key space); the tests within one run in order.
  */
 export function describeEachBackend(
   title: string,
   body: (backend: Backend) => void,
-  options: { caches?: boolean } = {},
+  options: { caches?: boolean | 'crossed' } = {},
 ): void {
+  const backends =
+    options.caches === 'crossed' ? everyDialectAndCache : options.caches ? eachDialectAndCache : eachDialect;
   describe(title, { concurrency: true }, () => {
-    for (const backend of options.caches ? eachDialectAndCache : eachDialect) {
+    for (const backend of backends) {
       describeOrSkip(
         `on ${backend.name}`,
         { skip: skipOn(backend.dialect, backend.cache), concurrency: 1 },

@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after } from 'node:test';
 import pg from 'pg';
 import { migrations } from '../../src/migrations.js';
 import { createDatabase } from '../../src/platform/db/database.js';
@@ -48,11 +49,33 @@ export async function createTestDatabase(
   return {
     dialect,
     url: databaseUrl(name),
-    drop: async () => {
-      await withAdmin((client) => client.query(`drop database if exists ${name} with (force)`));
-    },
+    drop: async () => dropLater(name),
   };
 }
+
+/**
+ * Databases to drop, one after another, off the tests' path: a drop waits on every backend of the server
+ * (hundreds of milliseconds when it is busy), which no test needs to wait for. The file's last hook waits
+ * for them all, and fails the file if one could not be dropped.
+ */
+let dropping: Promise<void> = Promise.resolve();
+const dropFailures: unknown[] = [];
+
+function dropLater(name: string): void {
+  dropping = dropping
+    .then(() => withAdmin((client) => client.query(`drop database if exists ${name} with (force)`)))
+    .then(
+      () => undefined,
+      (error: unknown) => {
+        dropFailures.push(error);
+      },
+    );
+}
+
+after(async () => {
+  await dropping;
+  if (dropFailures.length > 0) throw dropFailures[0];
+});
 
 /** TEST_DATABASE_URL with another database's name. */
 function databaseUrl(name: string): string {

@@ -270,5 +270,5 @@ describeEachBackend(
       });
     }
   },
-  { caches: true },
+  { caches: 'crossed' },
 );

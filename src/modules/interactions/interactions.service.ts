@@ -7,6 +7,7 @@ import { AppError, ErrorKinds, type FieldProblem, InputError } from '../../platf
 import { parseJsonExact, serializeJson } from '../../platform/json.js';
 import { decodeCursor, pageOf } from '../../platform/pagination.js';
 import { timeOrderedUuid } from '../../platform/time-ordered-id.js';
+import { DAY_MS } from '../../platform/utc-day.js';
 import {
   createInteractionsRepository,
   type LogRecord,
@@ -120,8 +121,6 @@ export interface InteractionsServiceDeps {
   readonly settings: InteractionsSettings;
   readonly now?: () => number;
 }
-
-const DAY_MS = 86_400_000;
 
 type Written = { readonly record: LogRecord; readonly duplicate: boolean };
 

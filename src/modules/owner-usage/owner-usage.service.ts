@@ -1,10 +1,6 @@
 import type { Executor } from '../../platform/db/transactions.js';
-import {
-  dayOf,
-  type UsageCounts,
-  type UsageEntry,
-  type UsageMeter,
-} from '../../platform/limits/usage-meter.js';
+import type { UsageCounts, UsageEntry, UsageMeter } from '../../platform/limits/usage-meter.js';
+import { DAY_MS, dayOf } from '../../platform/utc-day.js';
 import { createOwnerUsageRepository } from './owner-usage.repository.js';
 
 export interface OwnerUsage extends UsageCounts {
@@ -83,7 +79,7 @@ export function createOwnerUsageService({
     },
 
     async purge() {
-      const deleted = await repository.deleteBefore(dayOf(now() - settings.retentionDays * 86_400_000));
+      const deleted = await repository.deleteBefore(dayOf(now() - settings.retentionDays * DAY_MS));
       return { deleted };
     },
   };

@@ -1,5 +1,6 @@
 import type { Executor } from '../../platform/db/transactions.js';
 import { type FieldProblem, InputError, MAX_PROBLEMS } from '../../platform/errors.js';
+import { DAY_MS, dayOf } from '../../platform/utc-day.js';
 import { createPingRepository, type DayAggregate, type OwnedSample, type Sample } from './ping.repository.js';
 
 /*
@@ -23,9 +24,6 @@ export interface Ingested {
   /** How many were stored already (by anyone), or repeated an earlier sample of the batch. */
   readonly duplicates: number;
 }
-
-/** A day in milliseconds. */
-export const DAY_MS = 86_400_000;
 
 /** One request's samples for one player, written by `owner`; a transaction commits several. */
 export type Batch = { readonly player: string; readonly owner: string; readonly samples: readonly Sample[] };
@@ -136,9 +134,6 @@ export async function writeBatches(
  * any of them), then the lobby, whatever it holds.
  */
 const keyOf = (player: string, { at, ping, lobby }: Sample): string => `${player}:${at}:${ping}:${lobby}`;
-
-/** The UTC calendar day of an instant, `YYYY-MM-DD`. */
-const dayOf = (at: number): string => new Date(at).toISOString().slice(0, 10);
 
 /**
  * A day with more samples, in the order they arrived: the statistics take every one; the last sample is

@@ -3,12 +3,12 @@ import { deleteInBatches } from '../../platform/db/batched-delete.js';
 import { createGroupCommitter, type GroupCommitSettings } from '../../platform/db/group-commit.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds, InputError } from '../../platform/errors.js';
+import { DAY_MS } from '../../platform/utc-day.js';
 import type { PlayersService } from '../players/players.service.js';
 import { createPingRepository, type DayRange, type DayRecordSince } from './ping.repository.js';
 import { createPingDaysStore, type KeptDays, mergeDays } from './ping-days.service.js';
 import {
   type Batch,
-  DAY_MS,
   type Ingested,
   type SampleInput,
   timedSamples,

@@ -1,3 +1,5 @@
+import { DAY_MS, dayOf } from '../utc-day.js';
+
 /** What an owner's usage of one day counts. */
 export interface UsageCounts {
   /** Requests made with the owner's token or session (answered, whatever the status). */
@@ -31,11 +33,7 @@ export interface UsageMeter {
   pending(owner: string, day: string): UsageCounts;
 }
 
-export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-
 const zero = (): UsageCounts => ({ requests: 0, upstream: 0, refused: 0 });
-
-const DAY_MS = 86_400_000;
 
 export function createUsageMeter(now: () => number = Date.now): UsageMeter {
   /** Counts by day, then by owner: a request looks up two maps and builds no string. */

@@ -1,5 +1,5 @@
 import type { AppModule } from '../../platform/app-module.js';
-import { periodicJobOf } from '../../platform/db/periodic-job.js';
+import { retentionJobOf } from '../../platform/db/retained-writes.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { Logger } from '../../platform/logger.js';
 import { interactionsRoutes } from './interactions.routes.js';
@@ -28,21 +28,18 @@ export function createInteractionsModule({
   log,
 }: InteractionsModuleDeps): AppModule<InteractionsService> {
   const service = createInteractionsService({ db, fingerprintKey, settings });
-  const retention = periodicJobOf({
+  const retention = retentionJobOf({
     name: 'interaction-log-retention',
     everyMs: settings.retentionJobEveryMs,
     db,
     log,
-    run: async (stop) => ({ deleted: await service.deleteExpired(stop) }),
+    writes: service,
   });
   return {
     name: 'interactions',
     service,
     routes: interactionsRoutes(service),
     start: retention.start,
-    async close() {
-      await retention.close();
-      await service.close();
-    },
+    close: retention.close,
   };
 }

@@ -1,13 +1,12 @@
 import { createHmac } from 'node:crypto';
 import type { Grant } from '../../platform/auth/grants.js';
-import { deleteInBatches } from '../../platform/db/batched-delete.js';
-import { createGroupCommitter, type GroupCommitSettings } from '../../platform/db/group-commit.js';
+import type { GroupCommitSettings } from '../../platform/db/group-commit.js';
+import { createRetainedWrites } from '../../platform/db/retained-writes.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds, type FieldProblem, InputError } from '../../platform/errors.js';
 import { parseJsonExact, serializeJson } from '../../platform/json.js';
 import { decodeCursor, pageOf } from '../../platform/pagination.js';
 import { timeOrderedUuid } from '../../platform/time-ordered-id.js';
-import { DAY_MS } from '../../platform/utc-day.js';
 import {
   createInteractionsRepository,
   type LogRecord,
@@ -135,7 +134,14 @@ export function createInteractionsService({
   // and one owner's log never answers another's.
   const fingerprint = (owner: bigint, token: string) =>
     createHmac('sha256', fingerprintKey).update(`${owner}:${token}`).digest('base64url');
-  const committer = createGroupCommitter<NewLog, Written>(db, writeBatch, settings.groupCommit);
+  const writes = createRetainedWrites<NewLog, Written>({
+    db,
+    write: writeBatch,
+    groupCommit: settings.groupCommit,
+    retentionDays: settings.retentionDays,
+    deleteBefore: repository.deleteReceivedBefore,
+    now,
+  });
 
   return {
     async log(owner, log) {
@@ -153,7 +159,7 @@ export function createInteractionsService({
         serverId: log.interaction.server_id ?? log.server?.server_id ?? null,
         document: serializeJson(document),
       };
-      const written = await committer.submit({
+      const written = await writes.submit({
         record,
         username: log.user.username,
         serverName: log.server?.server_name ?? null,
@@ -179,12 +185,9 @@ export function createInteractionsService({
       return nextCursor ? { logs, bytes, nextCursor } : { logs, bytes };
     },
 
-    deleteExpired(stop) {
-      const cutoff = now() - settings.retentionDays * DAY_MS;
-      return deleteInBatches((limit) => repository.deleteReceivedBefore(cutoff, limit), stop);
-    },
+    deleteExpired: writes.deleteExpired,
 
-    close: () => committer.close(),
+    close: writes.close,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { AppModule } from '../../platform/app-module.js';
-import { periodicJobOf } from '../../platform/db/periodic-job.js';
+import { retentionJobOf } from '../../platform/db/retained-writes.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { Logger } from '../../platform/logger.js';
 import type { PlayersService } from '../players/players.service.js';
@@ -25,21 +25,18 @@ export interface PingModuleDeps {
 /** Ping samples, their per-day aggregates (endpoint 6), and the raw samples' retention. */
 export function createPingModule({ db, players, settings, log }: PingModuleDeps): AppModule<PingService> {
   const service = createPingService({ db, players, settings });
-  const retention = periodicJobOf({
+  const retention = retentionJobOf({
     name: 'ping-sample-retention',
     everyMs: settings.retentionJobEveryMs,
     db,
     log,
-    run: async (stop) => ({ deleted: await service.deleteExpired(stop) }),
+    writes: service,
   });
   return {
     name: 'ping',
     service,
     routes: pingRoutes(service, createPingHistoryReplies(settings.answersMaxBytes), settings.bodyLimitBytes),
     start: retention.start,
-    async close() {
-      await retention.close();
-      await service.close();
-    },
+    close: retention.close,
   };
 }

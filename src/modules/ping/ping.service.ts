@@ -1,9 +1,8 @@
 import { createSingleFlight } from '../../platform/cache/single-flight.js';
-import { deleteInBatches } from '../../platform/db/batched-delete.js';
-import { createGroupCommitter, type GroupCommitSettings } from '../../platform/db/group-commit.js';
+import type { GroupCommitSettings } from '../../platform/db/group-commit.js';
+import { createRetainedWrites } from '../../platform/db/retained-writes.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds, InputError } from '../../platform/errors.js';
-import { DAY_MS } from '../../platform/utc-day.js';
 import type { PlayersService } from '../players/players.service.js';
 import { createPingRepository, type DayRange, type DayRecordSince } from './ping.repository.js';
 import { createPingDaysStore, type KeptDays, mergeDays } from './ping-days.service.js';
@@ -90,14 +89,16 @@ export interface PingServiceDeps {
 
 export function createPingService({ db, players, settings, now = Date.now }: PingServiceDeps): PingService {
   const repository = createPingRepository(db);
-  // The queue's bound counts samples: one request may hold a thousand.
-  const committer = createGroupCommitter<Batch, Written>(
+  const writes = createRetainedWrites<Batch, Written>({
     db,
-    (transaction, batches) => writeBatches(transaction, batches, settings.historyPerDay, now()),
-    { ...settings.groupCommit, maxQueue: settings.maxQueuedSamples },
-    {},
-    (batch) => batch.samples.length,
-  );
+    write: (transaction, batches) => writeBatches(transaction, batches, settings.historyPerDay, now()),
+    // The queue's bound counts samples: one request may hold a thousand.
+    groupCommit: { ...settings.groupCommit, maxQueue: settings.maxQueuedSamples },
+    weightOf: (batch) => batch.samples.length,
+    retentionDays: settings.retentionDays,
+    deleteBefore: repository.deleteSamplesBefore,
+    now,
+  });
 
   const kept = createPingDaysStore<PingDay>(settings.keptDaysMaxBytes);
   const loads = createSingleFlight();
@@ -134,7 +135,7 @@ export function createPingService({ db, players, settings, now = Date.now }: Pin
     async ingest(player, inputs, owner) {
       const samples = timedSamples(inputs, now(), settings);
       const uuid = await uuidOf(player, owner);
-      const { stored, duplicates } = await committer.submit({ player: uuid, owner, samples });
+      const { stored, duplicates } = await writes.submit({ player: uuid, owner, samples });
       return { uuid, stored, duplicates };
     },
 
@@ -153,12 +154,9 @@ export function createPingService({ db, players, settings, now = Date.now }: Pin
       return { uuid, revision, days: inRange(days, range) };
     },
 
-    deleteExpired(stop) {
-      const cutoff = now() - settings.retentionDays * DAY_MS;
-      return deleteInBatches((limit) => repository.deleteSamplesBefore(cutoff, limit), stop);
-    },
+    deleteExpired: writes.deleteExpired,
 
-    close: () => committer.close(),
+    close: writes.close,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Grant } from '../../platform/auth/grants.js';
+import { newestFirst } from '../../platform/db/keyset-page.js';
 import { tablesOf } from '../../platform/db/repository-view.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { PagePosition } from '../../platform/pagination.js';
@@ -147,15 +148,7 @@ export function createApplicationsRepository(executor: Executor) {
       let query = db.selectFrom('applications').selectAll();
       if (filter.state) query = query.where('state', '=', filter.state);
       if (filter.owner !== undefined) query = query.where('owner', '=', filter.owner.toString());
-      if (position) {
-        query = query.where((where) =>
-          where.or([
-            where('applied_at', '<', position.at),
-            where.and([where('applied_at', '=', position.at), where('id', '<', position.id)]),
-          ]),
-        );
-      }
-      const rows = await query.orderBy('applied_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+      const rows = await newestFirst(query, { at: 'applied_at', id: 'id' }, limit, position).execute();
       return rows.map(toRecord);
     },
   };

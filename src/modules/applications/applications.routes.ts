@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponses } from '../../platform/error-response.js';
-import { inBody } from '../../platform/http/input-errors.js';
+import { inBody, inQuery } from '../../platform/http/input-errors.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
 import { WorkCost } from '../../platform/limits/work-budget.js';
 import { applicationDetailWire, applicationWire } from './applications.reply.js';
@@ -125,7 +125,7 @@ export const applicationsRoutes =
         },
       },
       async (request) => {
-        const page = await service.list(actorOf(request), request.query);
+        const page = await service.list(actorOf(request), request.query).catch(inQuery);
         return { data: page.applications.map(applicationWire), next_cursor: page.nextCursor ?? null };
       },
     );

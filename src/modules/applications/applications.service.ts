@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Grant, isOperatorGrant, OPERATOR_GRANTS } from '../../platform/auth/grants.js';
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, type ErrorKind, ErrorKinds, InputError } from '../../platform/errors.js';
-import { decodeCursor, pageOf } from '../../platform/pagination.js';
+import { type PageQuery, readPage } from '../../platform/pagination.js';
 import type { TokensService } from '../tokens/tokens.service.js';
 import { endKeys, type KeyStatus, keyStatusOf, makeKey } from './application-keys.service.js';
 import {
@@ -58,11 +58,8 @@ export interface ApplicationDetail extends ApplicationRecord {
   readonly key: KeyStatus | null;
 }
 
-export interface ListQuery extends ListFilter {
-  readonly limit: number;
-  /** A `nextCursor` of an earlier page. */
-  readonly cursor?: string;
-}
+/** Which applications, and which page of them (`cursor`: a `nextCursor` of an earlier page). */
+export interface ListQuery extends ListFilter, PageQuery {}
 
 export interface ApplicationsPage {
   readonly applications: readonly ApplicationRecord[];
@@ -73,7 +70,10 @@ export interface ApplicationsPage {
 export interface ApplicationsService {
   /** A new pending application of `owner`'s (409 beyond the pending limit). */
   apply(owner: bigint, application: NewApplication): Promise<ApplicationRecord>;
-  /** Newest first. A token without the review grant sees its owner's applications only. */
+  /**
+   * Newest first, a page at a time. A token without the review grant sees its owner's applications only; a
+   * cursor this service did not give: an InputError on `cursor`.
+   */
   list(actor: Actor, query: ListQuery): Promise<ApplicationsPage>;
   /** One application with its history: for a reviewer, an operator or its owner. */
   get(actor: Actor, id: string): Promise<ApplicationDetail>;
@@ -182,13 +182,11 @@ export function createApplicationsService({
           REVIEW,
         );
       }
-      const position = cursor === undefined ? undefined : decodeCursor(cursor);
-      const rows = await repository.list(
-        { state: filter.state, owner: only ?? filter.owner },
-        limit + 1,
-        position,
+      const { items, nextCursor } = await readPage(
+        { limit, cursor },
+        (count, after) => repository.list({ state: filter.state, owner: only ?? filter.owner }, count, after),
+        (row) => row.appliedAt,
       );
-      const { items, nextCursor } = pageOf(rows, limit, (row) => row.appliedAt);
       return nextCursor ? { applications: items, nextCursor } : { applications: items };
     },
 

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { newestFirst } from '../../platform/db/keyset-page.js';
 import { dialectOf, tablesOf } from '../../platform/db/repository-view.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { PagePosition } from '../../platform/pagination.js';
@@ -163,15 +164,7 @@ export function createInteractionsRepository(executor: Executor) {
       if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId.toString());
       if (filter.serverId !== undefined) query = query.where('server_id', '=', filter.serverId.toString());
       if (filter.since !== undefined) query = query.where('received_at', '>=', filter.since);
-      if (position) {
-        query = query.where((where) =>
-          where.or([
-            where('received_at', '<', position.at),
-            where.and([where('received_at', '=', position.at), where('id', '<', position.id)]),
-          ]),
-        );
-      }
-      const rows = await query.orderBy('received_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+      const rows = await newestFirst(query, { at: 'received_at', id: 'id' }, limit, position).execute();
       return rows.map(toRecord);
     },
 

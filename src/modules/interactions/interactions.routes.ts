@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../../platform/auth/route-guard.js';
 import { errorResponse, errorResponses } from '../../platform/error-response.js';
-import { inBody } from '../../platform/http/input-errors.js';
+import { inBody, inQuery } from '../../platform/http/input-errors.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
 import { chargeWork, LISTED_BYTES_PER_UNIT, WorkCost } from '../../platform/limits/work-budget.js';
 import {
@@ -87,13 +87,15 @@ export const interactionsRoutes =
       },
       async (request) => {
         const { owner, since, user_id, server_id, ...page } = request.query;
-        const result = await service.list(readerOf(request), {
-          ...page,
-          owner: ownerNamed(owner),
-          userId: user_id,
-          serverId: server_id,
-          since,
-        });
+        const result = await service
+          .list(readerOf(request), {
+            ...page,
+            owner: ownerNamed(owner),
+            userId: user_id,
+            serverId: server_id,
+            since,
+          })
+          .catch(inQuery);
         await chargeWork(request, Math.ceil(result.bytes / LISTED_BYTES_PER_UNIT));
         return { data: result.logs.map(storedLogWire), next_cursor: result.nextCursor ?? null };
       },

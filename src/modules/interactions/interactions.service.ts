@@ -5,7 +5,7 @@ import { createRetainedWrites } from '../../platform/db/retained-writes.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds, type FieldProblem, InputError } from '../../platform/errors.js';
 import { parseJsonExact, serializeJson } from '../../platform/json.js';
-import { decodeCursor, pageOf } from '../../platform/pagination.js';
+import { type PageQuery, readPage } from '../../platform/pagination.js';
 import { timeOrderedUuid } from '../../platform/time-ordered-id.js';
 import {
   createInteractionsRepository,
@@ -45,14 +45,12 @@ export interface LoggedInteraction extends StoredLog {
   readonly duplicate: boolean;
 }
 
-export interface LogQuery {
+export interface LogQuery extends PageQuery {
   /** Only this owner's logs: the reader's own unless it is an auditor (who reads every owner's without it). */
   readonly owner?: bigint;
   readonly userId?: bigint;
   readonly serverId?: bigint;
   readonly since?: number;
-  readonly limit: number;
-  readonly cursor?: string;
 }
 
 /** The grant that reads every owner's logs and chat-platform users (operators only). */
@@ -99,7 +97,8 @@ export interface InteractionsService {
   knownUsername(owner: bigint, userId: bigint): Promise<string | undefined>;
   /**
    * Newest first, a page at a time: the reader's own logs, or, for an auditor, every owner's (or the one
-   * `query.owner` names). A reader naming another owner: 403.
+   * `query.owner` names). A reader naming another owner: 403; a cursor this service did not give: an
+   * InputError on `cursor`.
    */
   list(reader: Reader, query: LogQuery): Promise<LogPage>;
   /** Deletes logs older than the retention, in bounded batches, until done or `stop`; how many it deleted. */
@@ -173,13 +172,12 @@ export function createInteractionsService({
 
     async list(reader, { limit, cursor, owner, ...filter }) {
       ensureMayRead(reader, owner);
-      const position = cursor === undefined ? undefined : decodeCursor(cursor);
-      const rows = await repository.list(
-        { ...filter, owner: reader.auditor ? owner : reader.owner },
-        limit + 1,
-        position,
+      const { items, nextCursor } = await readPage(
+        { limit, cursor },
+        (count, after) =>
+          repository.list({ ...filter, owner: reader.auditor ? owner : reader.owner }, count, after),
+        (row) => row.receivedAt,
       );
-      const { items, nextCursor } = pageOf(rows, limit, (row) => row.receivedAt);
       const logs = items.map(storedLog);
       const bytes = items.reduce((sum, item) => sum + item.document.length, 0);
       return nextCursor ? { logs, bytes, nextCursor } : { logs, bytes };

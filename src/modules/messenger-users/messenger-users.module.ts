@@ -12,7 +12,7 @@ import {
 export interface MessengerUsersModuleDeps {
   readonly db: Executor;
   /** Resolves and looks up the players linked (through the cache, single-flight and budget). */
-  readonly players: Pick<PlayersService, 'resolve' | 'lookup'>;
+  readonly players: Pick<PlayersService, 'uuidOf' | 'lookup'>;
   /** The Discord usernames each owner's interaction logs saw: for verification, and the users it knows. */
   readonly interactions: Pick<InteractionsService, 'knownUsername'>;
   readonly settings: MessengerUsersSettings;

@@ -66,7 +66,7 @@ export interface MessengerUsersSettings {
 
 export interface MessengerUsersServiceDeps {
   readonly db: Executor;
-  readonly players: Pick<PlayersService, 'resolve' | 'lookup'>;
+  readonly players: Pick<PlayersService, 'uuidOf' | 'lookup'>;
   /** The usernames each owner's logs gave its users: for verification, and the users an owner knows. */
   readonly interactions: Pick<InteractionsService, 'knownUsername'>;
   readonly settings: MessengerUsersSettings;
@@ -163,9 +163,7 @@ export function createMessengerUsersService({
     },
 
     async link(owner, snowflake, request) {
-      const resolved = await players.resolve(request.player, owner.toString());
-      if (!('uuid' in resolved)) throw AppError.of(ErrorKinds.PLAYER_NOT_FOUND);
-      const { uuid } = resolved;
+      const uuid = await players.uuidOf(request.player, owner.toString());
       if (request.verify) await verify(owner, snowflake, uuid, request.username);
       const create = { snowflake, locale: DEFAULT_LOCALE, username: request.username ?? null };
       return changeUser(

@@ -10,7 +10,7 @@ import { createPingService, type PingService, type PingSettings } from './ping.s
 export interface PingModuleDeps {
   readonly db: Executor;
   /** Resolves usernames (through the cache and the upstream budget). */
-  readonly players: Pick<PlayersService, 'resolve'>;
+  readonly players: Pick<PlayersService, 'uuidOf'>;
   readonly settings: PingSettings & {
     /** The most bytes of endpoint 6's answers kept in memory, with their compressed copies. */
     readonly answersMaxBytes: number;

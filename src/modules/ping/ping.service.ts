@@ -2,7 +2,7 @@ import { createSingleFlight } from '../../platform/cache/single-flight.js';
 import type { GroupCommitSettings } from '../../platform/db/group-commit.js';
 import { createRetainedWrites } from '../../platform/db/retained-writes.js';
 import type { Executor } from '../../platform/db/transactions.js';
-import { AppError, ErrorKinds, InputError } from '../../platform/errors.js';
+import { InputError } from '../../platform/errors.js';
 import type { PlayersService } from '../players/players.service.js';
 import { createPingRepository, type DayRange, type DayRecordSince } from './ping.repository.js';
 import { createPingDaysStore, type KeptDays, mergeDays } from './ping-days.service.js';
@@ -82,7 +82,7 @@ export interface PingSettings {
 
 export interface PingServiceDeps {
   readonly db: Executor;
-  readonly players: Pick<PlayersService, 'resolve'>;
+  readonly players: Pick<PlayersService, 'uuidOf'>;
   readonly settings: PingSettings;
   readonly now?: () => number;
 }
@@ -125,16 +125,10 @@ export function createPingService({ db, players, settings, now = Date.now }: Pin
     return value;
   }
 
-  async function uuidOf(player: string, owner: string): Promise<string> {
-    const resolved = await players.resolve(player, owner);
-    if (!('uuid' in resolved)) throw AppError.of(ErrorKinds.PLAYER_NOT_FOUND);
-    return resolved.uuid;
-  }
-
   return {
     async ingest(player, inputs, owner) {
       const samples = timedSamples(inputs, now(), settings);
-      const uuid = await uuidOf(player, owner);
+      const uuid = await players.uuidOf(player, owner);
       const { stored, duplicates } = await writes.submit({ player: uuid, owner, samples });
       return { uuid, stored, duplicates };
     },
@@ -149,7 +143,7 @@ export function createPingService({ db, players, settings, now = Date.now }: Pin
           },
         ]);
       }
-      const uuid = await uuidOf(player, owner);
+      const uuid = await players.uuidOf(player, owner);
       const { revision, days } = await daysOf(uuid, await repository.revisionOf(uuid));
       return { uuid, revision, days: inRange(days, range) };
     },

@@ -82,6 +82,11 @@ export interface PlayersService {
    * (none: the service's own lookup).
    */
   resolve(player: string, owner?: string): Promise<Resolution>;
+  /**
+   * The undashed lowercase UUID `player` names, resolved as `resolve` does; 404 PLAYER_NOT_FOUND when no
+   * Minecraft player has the username. For the modules that need a player to go on (ping, linking).
+   */
+  uuidOf(player: string, owner?: string): Promise<string>;
   /** The player a UUID or username names: from the cache while fresh, otherwise from Hypixel. */
   lookup(player: string, owner?: string): Promise<PlayerLookup>;
 }
@@ -161,6 +166,12 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
       return served.bytes.length > 0
         ? { uuid: served.bytes.toString('utf8') }
         : { unknown: served.freshness };
+    },
+
+    async uuidOf(player, owner) {
+      const resolved = await service.resolve(player, owner);
+      if (!('uuid' in resolved)) throw AppError.of(ErrorKinds.PLAYER_NOT_FOUND);
+      return resolved.uuid;
     },
 
     async lookup(player, owner) {

@@ -33,7 +33,7 @@ async function pingOnClock(t: TestContext, backend: Backend) {
   const clock = createFakeClock(NOON);
   const service = createPingService({
     db: executorOf(db),
-    players: { resolve: async (player) => ({ uuid: player }) },
+    players: { uuidOf: async (player) => player },
     settings: config.ping,
     now: clock.now,
   });

@@ -128,7 +128,7 @@ describeEachBackend('migration 0011-ping-owners: an existing deployment upgrades
     // The service on the upgraded database: a sample stored before is a duplicate, a new one is the writer's.
     const service = createPingService({
       db: executorOf(db),
-      players: { resolve: async (player) => ({ uuid: player }) },
+      players: { uuidOf: async (player) => player },
       settings: config.ping,
     });
     deferClose(t, () => service.close());

@@ -2,15 +2,6 @@ import { tablesOf } from '../../platform/db/repository-view.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { PlayersTables } from './players.tables.js';
 
-export interface PlayerRecord {
-  readonly uuid: string;
-  readonly name: string | null;
-  readonly firstFetchedAt: number;
-  readonly lastFetchedAt: number;
-  readonly fetchCount: number;
-  readonly names: readonly { name: string; firstSeenAt: number; lastSeenAt: number }[];
-}
-
 /**
  * All SQL about the players the service has seen, run on `executor`: the database, or a transaction the
  * service started. Times are epoch milliseconds.
@@ -85,29 +76,6 @@ export function createPlayersRepository(executor: Executor) {
         .orderBy('last_seen_at', 'desc')
         .executeTakeFirst();
       return row && { uuid: row.uuid, lastSeenAt: Number(row.last_seen_at) };
-    },
-
-    async find(uuid: string): Promise<PlayerRecord | undefined> {
-      const row = await db.selectFrom('players').selectAll().where('uuid', '=', uuid).executeTakeFirst();
-      if (!row) return undefined;
-      const names = await db
-        .selectFrom('player_names')
-        .select(['name', 'first_seen_at', 'last_seen_at'])
-        .where('uuid', '=', uuid)
-        .orderBy('first_seen_at')
-        .execute();
-      return {
-        uuid: row.uuid,
-        name: row.name,
-        firstFetchedAt: Number(row.first_fetched_at),
-        lastFetchedAt: Number(row.last_fetched_at),
-        fetchCount: Number(row.fetch_count),
-        names: names.map((entry) => ({
-          name: entry.name,
-          firstSeenAt: Number(entry.first_seen_at),
-          lastSeenAt: Number(entry.last_seen_at),
-        })),
-      };
     },
   };
 }

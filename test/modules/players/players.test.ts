@@ -130,16 +130,27 @@ describeEachBackend(
         select players.last_fetched_by as by, player_snapshots.fetched_by as copy_by
         from players join player_snapshots using (uuid) where uuid = ${minikloon.uuid}`.execute(app.db);
       assert.deepEqual(rows, [{ by: '18446744073709551615', copy_by: '18446744073709551615' }]);
-      const repository = createPlayersRepository(executorOf(app.db));
-      const record = await repository.find(minikloon.uuid);
+      const [record] = (
+        await sql<{
+          name: string | null;
+          fetch_count: number;
+          first_fetched_at: number;
+          last_fetched_at: number;
+        }>`
+          select name, fetch_count, first_fetched_at, last_fetched_at from players
+          where uuid = ${minikloon.uuid}`.execute(app.db)
+      ).rows;
       assert.ok(record);
       assert.equal(record.name, 'Minikloon');
-      assert.equal(record.fetchCount, 2);
-      assert.ok(record.firstFetchedAt <= record.lastFetchedAt);
+      assert.equal(Number(record.fetch_count), 2);
+      assert.ok(Number(record.first_fetched_at) <= Number(record.last_fetched_at));
+      const names = await sql<{ name: string }>`
+        select name from player_names where uuid = ${minikloon.uuid} order by first_seen_at`.execute(app.db);
       assert.deepEqual(
-        record.names.map((entry) => entry.name),
+        names.rows.map((entry) => entry.name),
         ['Minikloon'],
       );
+      const repository = createPlayersRepository(executorOf(app.db));
       const copy = await repository.lastKnown(minikloon.uuid);
       assert.deepEqual(JSON.parse(copy?.json ?? 'null'), fixtureJson('player.json').player);
     });

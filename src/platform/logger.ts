@@ -222,22 +222,13 @@ export function loggerOptions(
   };
 }
 
-/** The pieces of a pino logger its own lines are made of; read from it, so a line made here is the same. */
-interface PinoParts {
-  /** `,"pid":1,"hostname":"h","reqId":"..."`: the logger's bindings, as JSON members. */
-  readonly [pino.symbols.chindingsSym]: string;
-  /** `,"time":"..."`. */
-  [pino.symbols.timeSym](): string;
-  readonly [pino.symbols.streamSym]: { write(line: string): unknown };
-  isLevelEnabled(level: string): boolean;
-}
-
 /**
- * Fastify's per-request logging, as one line per request (not two), with the route pattern and status.
- * The line of a request that went well is written here, from the request logger's own parts (its bindings,
- * time and stream): the same line pino would write, without pino's generic walk over it, which cost about
- * a twentieth of a cache hit. Its fields carry no secret (the URL's are redacted), so nothing is lost by
- * not passing them through the redacting formatter.
+ * Fastify's per-request logging, as one line per request (not two), with the route pattern and status,
+ * written through the request's logger (pino's public `info`). A line made by hand from the logger's private
+ * parts (`pino.symbols`: its bindings, time and stream) was measured against it: about 0.8 us a line less
+ * (300,000 lines in one process, five rounds: 0.62-0.98 us against 1.24-1.80 us), and in a cache hit's CPU time under
+ * wrk 114.5 against 115.2 us a request (medians of six 6 s runs each, in turns; the runs themselves spread
+ * from 100 to 131 us). Not worth depending on pino's internals for.
  */
 export class RequestLogController extends LogController {
   override incomingRequest(): void {}
@@ -254,17 +245,7 @@ export class RequestLogController extends LogController {
       status: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
     };
-    if (error) {
-      request.log.error({ ...line, err: error }, 'request errored');
-      return;
-    }
-    const parts = request.log as unknown as PinoParts;
-    if (!parts.isLevelEnabled('info')) return;
-    parts[pino.symbols.streamSym].write(
-      `{"level":"info"${parts[pino.symbols.timeSym]()}${parts[pino.symbols.chindingsSym]},` +
-        `"method":${JSON.stringify(line.method)},"route":${JSON.stringify(line.route)},` +
-        `"url":${JSON.stringify(line.url)},"status":${line.status},"durationMs":${line.durationMs},` +
-        `"msg":"request completed"}\n`,
-    );
+    if (error) request.log.error({ ...line, err: error }, 'request errored');
+    else request.log.info(line, 'request completed');
   }
 }

@@ -39,7 +39,7 @@ export interface GetOptions {
   readonly endpoint: string;
   readonly headers?: Record<string, string>;
   /** Whose lookup this is: charged to their quota. Calls the service makes for itself name nobody. */
-  readonly owner?: string;
+  readonly owner?: bigint;
 }
 
 export interface UpstreamClient {
@@ -192,7 +192,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   }
 
   /** Charges `owner`'s quota, or throws their own 429 (the key may have budget left for others). */
-  async function charge(owner: string, endpoint: string): Promise<void> {
+  async function charge(owner: bigint, endpoint: string): Promise<void> {
     const taken = await quota.take(owner);
     if (taken.allowed) return;
     metrics.called(name, endpoint, 'quota_denied');
@@ -248,7 +248,15 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         else breaker.succeeded();
         const { endpoint, owner } = getOptions;
         log.warn(
-          { upstream: name, endpoint, outcome, attempts, owner, cause: (error as Error).message },
+          {
+            upstream: name,
+            endpoint,
+            outcome,
+            attempts,
+            // In the log as the token's subject is written: decimal text.
+            owner: owner?.toString(),
+            cause: (error as Error).message,
+          },
           'upstream request failed',
         );
         throw error;

@@ -16,9 +16,9 @@ export interface HypixelPlayer {
 /** Each method's `owner` is whose lookup it is, charged to their share of the key (none: the service's own). */
 export interface HypixelClient {
   /** The player, or null for a UUID that never joined. */
-  player(uuid: string, owner?: string): Promise<HypixelPlayer | null>;
+  player(uuid: string, owner?: bigint): Promise<HypixelPlayer | null>;
   /** The SkyBlock profiles as a JSON array text (`[]` when the player has none). */
-  profiles(uuid: string, owner?: string): Promise<string>;
+  profiles(uuid: string, owner?: bigint): Promise<string>;
 }
 
 const NAME = 'hypixel';
@@ -33,7 +33,7 @@ export function createHypixelClient(http: UpstreamClient, apiKey: string | undef
   function fetchField<T>(
     path: string,
     endpoint: string,
-    owner: string | undefined,
+    owner: bigint | undefined,
     field: string,
     check: (value: unknown, serialize: (part: unknown) => string) => T,
   ): Promise<T> {

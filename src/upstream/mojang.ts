@@ -11,7 +11,7 @@ export interface MojangProfile {
 
 export interface MojangClient {
   /** The profile of a username, or null when no player has it; `owner` is charged as in HypixelClient. */
-  lookup(name: string, owner?: string): Promise<MojangProfile | null>;
+  lookup(name: string, owner?: bigint): Promise<MojangProfile | null>;
 }
 
 const NAME = 'mojang';

@@ -59,11 +59,11 @@ export function createRedisQuota(
   log: Logger,
 ): OwnerQuota {
   const local = createMemoryQuota(options, keyLimit);
-  const standings = new LRUCache<string, { limit: number; used: number; endsAt: number }>({
+  const standings = new LRUCache<bigint, { limit: number; used: number; endsAt: number }>({
     max: STANDINGS_KEPT,
     ttl: STANDING_REUSED_MS,
   });
-  const run = async (script: string, owner: string) =>
+  const run = async (script: string, owner: bigint) =>
     (await redis.eval(
       script,
       2,

@@ -15,14 +15,14 @@ import type { Logger } from '../platform/logger.js';
  */
 export interface OwnerQuota {
   /** Charges one upstream-costing lookup to `owner`, or refuses it with the owner's standing. */
-  take(owner: string): Promise<QuotaTake>;
+  take(owner: bigint): Promise<QuotaTake>;
   /**
    * Once per allowed take, when its lookup is over; `sent: false` gives the charge back (nothing reached
    * the upstream: the key's budget was used up).
    */
-  settle(owner: string, sent: boolean): Promise<void>;
+  settle(owner: bigint, sent: boolean): Promise<void>;
   /** The owner's standing, for the RateLimit headers; undefined until the key's limit is known. */
-  status(owner: string): Promise<QuotaStatus | undefined>;
+  status(owner: bigint): Promise<QuotaStatus | undefined>;
 }
 
 export type QuotaTake =
@@ -74,17 +74,17 @@ export interface GuardOptions {
  *   refused request, which would flood the log exactly when it is busiest).
  */
 export function guarded(quota: OwnerQuota, { keyLimit, holdMs, log }: GuardOptions): OwnerQuota {
-  const inFlight = new Map<string, number>();
-  const usedUp = new Set<string>();
+  const inFlight = new Map<bigint, number>();
+  const usedUp = new Set<bigint>();
 
-  const leave = (owner: string) => {
+  const leave = (owner: bigint) => {
     const left = (inFlight.get(owner) ?? 1) - 1;
     if (left > 0) inFlight.set(owner, left);
     else inFlight.delete(owner);
   };
 
   /** Waits for the owner's turn, and takes it: no await between the last look and the taking. */
-  async function enter(owner: string): Promise<void> {
+  async function enter(owner: bigint): Promise<void> {
     const deadline = Date.now() + holdMs;
     while (inFlight.has(owner) && Date.now() < deadline && (await keyLimit()) === undefined) {
       await sleep(LIMIT_POLL_MS);
@@ -112,7 +112,7 @@ export function guarded(quota: OwnerQuota, { keyLimit, holdMs, log }: GuardOptio
         usedUp.add(owner);
         const { limit, windowSeconds, resetSeconds } = taken.status;
         log.warn(
-          { owner, limit, windowSeconds, retryAfterSeconds: resetSeconds },
+          { owner: owner.toString(), limit, windowSeconds, retryAfterSeconds: resetSeconds },
           'an owner used up their upstream quota; their uncached lookups are refused until it resets',
         );
       }
@@ -134,10 +134,10 @@ export function createMemoryQuota(
   keyLimit: () => Promise<number | undefined>,
   now: () => number = Date.now,
 ): OwnerQuota {
-  const windows = new Map<string, { used: number; endsAt: number }>();
+  const windows = new Map<bigint, { used: number; endsAt: number }>();
   let charges = 0;
 
-  const windowOf = (owner: string, at: number) => {
+  const windowOf = (owner: bigint, at: number) => {
     const window = windows.get(owner);
     return window && at < window.endsAt ? window : undefined;
   };

@@ -65,7 +65,7 @@ export function createUpstreams(
     metrics: UpstreamMetrics;
     log: Logger;
     /** Told of each lookup that reached the upstream on an owner's behalf (their usage of the day). */
-    onOwnerCall?: (owner: string) => void;
+    onOwnerCall?: (owner: bigint) => void;
   },
 ): Upstreams {
   const holdMs = config.timeoutMs + TICKET_SLACK_MS;

@@ -20,7 +20,7 @@ const options = { sharePercent: 25, windowMs: WINDOW_MS };
 // Writes nothing: the quota logs only when Redis fails or a quota runs out.
 const silent = Fastify().log;
 
-async function takeAll(quota: OwnerQuota, owner: string, count: number): Promise<number> {
+async function takeAll(quota: OwnerQuota, owner: bigint, count: number): Promise<number> {
   let allowed = 0;
   for (let index = 0; index < count; index++) if ((await quota.take(owner)).allowed) allowed += 1;
   return allowed;
@@ -34,35 +34,35 @@ describe('owner quota (memory)', () => {
       async () => 10,
       () => now,
     );
-    assert.equal(await takeAll(quota, 'a', 5), 2, 'floor(10 x 25 %) = 2');
-    assert.equal(await takeAll(quota, 'b', 5), 2, 'each owner has their own');
-    const refused = await quota.take('a');
+    assert.equal(await takeAll(quota, 1n, 5), 2, 'floor(10 x 25 %) = 2');
+    assert.equal(await takeAll(quota, 2n, 5), 2, 'each owner has their own');
+    const refused = await quota.take(1n);
     assert.deepEqual(refused, {
       allowed: false,
       status: { limit: 2, remaining: 0, resetSeconds: 60, windowSeconds: 60 },
     });
     now += WINDOW_MS - 1;
-    assert.equal((await quota.take('a')).allowed, false);
+    assert.equal((await quota.take(1n)).allowed, false);
     now += 1;
-    assert.equal(await takeAll(quota, 'a', 5), 2, 'a new window');
+    assert.equal(await takeAll(quota, 1n, 5), 2, 'a new window');
   });
 
   it('gives a charge back only for a lookup that sent nothing', async () => {
     const quota = createMemoryQuota(options, async () => 8);
-    await quota.take('a');
-    await quota.take('a');
-    await quota.settle('a', true);
-    await quota.settle('a', false);
-    assert.equal((await quota.status('a'))?.remaining, 1);
+    await quota.take(1n);
+    await quota.take(1n);
+    await quota.settle(1n, true);
+    await quota.settle(1n, false);
+    assert.equal((await quota.status(1n))?.remaining, 1);
   });
 
   it('never refuses, and tells no standing, while the key limit is unknown; a tiny key still allows one', async () => {
     let keyLimit: number | undefined;
     const quota = createMemoryQuota(options, async () => keyLimit);
-    assert.equal(await takeAll(quota, 'a', 5), 5);
-    assert.equal(await quota.status('a'), undefined);
+    assert.equal(await takeAll(quota, 1n, 5), 5);
+    assert.equal(await quota.status(1n), undefined);
     keyLimit = 1;
-    assert.deepEqual(await quota.status('a'), {
+    assert.deepEqual(await quota.status(1n), {
       limit: 1,
       remaining: 0,
       resetSeconds: 60,
@@ -78,20 +78,20 @@ describe('owner quota guard', () => {
       createMemoryQuota(options, async () => keyLimit),
       { keyLimit: async () => keyLimit, holdMs: 5000, log: silent },
     );
-    const first = await quota.take('a');
+    const first = await quota.take(1n);
     assert.ok(first.allowed);
     let settled = 0;
     const waiting = Array.from({ length: 20 }, () =>
-      quota.take('a').then((taken) => {
+      quota.take(1n).then((taken) => {
         settled += 1;
         return taken;
       }),
     );
     await sleep(50);
     assert.equal(settled, 0, 'the others wait while the first is out and the limit unknown');
-    assert.ok((await quota.take('b')).allowed, 'another owner is not held up');
+    assert.ok((await quota.take(2n)).allowed, 'another owner is not held up');
     keyLimit = 12;
-    await quota.settle('a', true);
+    await quota.settle(1n, true);
     const results = await Promise.all(waiting);
     assert.equal(results.filter((taken) => taken.allowed).length, 2, 'floor(12 x 25 %) = 3, one used');
   });
@@ -109,20 +109,21 @@ describeOrSkip('owner quota (redis)', { skip: skipWithoutRedis }, () => {
     const where = keys();
     await redis?.hset(where.budgetKey, 'limit', 20);
     const [one, two] = [make(where), make(where)];
-    const allowed = await Promise.all([takeAll(one, 'a', 10), takeAll(two, 'a', 10)]);
+    const allowed = await Promise.all([takeAll(one, 1n, 10), takeAll(two, 1n, 10)]);
     assert.equal(allowed[0] + allowed[1], 5, 'floor(20 x 25 %) over both');
-    const status = await two.status('a');
+    assert.equal(await redis?.exists(`${where.keyPrefix}1`), 1, "the owner's count is keyed by its digits");
+    const status = await two.status(1n);
     assert.equal(status?.limit, 5);
     assert.equal(status?.remaining, 0);
     assert.ok(status && status.resetSeconds >= 59 && status.resetSeconds <= 60);
-    await one.settle('a', false);
-    assert.equal((await one.status('a'))?.remaining, 1, 'the instance that gave it back sees it at once');
+    await one.settle(1n, false);
+    assert.equal((await one.status(1n))?.remaining, 1, 'the instance that gave it back sees it at once');
     // The other reuses the standing it read for its headers for up to a second, then reads it again.
-    assert.equal((await two.status('a'))?.remaining, 0);
+    assert.equal((await two.status(1n))?.remaining, 0);
     await sleep(1000);
-    assert.equal((await two.status('a'))?.remaining, 1);
+    assert.equal((await two.status(1n))?.remaining, 1);
     assert.equal(
-      await takeAll(two, 'a', 3),
+      await takeAll(two, 1n, 3),
       1,
       'one count: the charge given back by one is taken by the other',
     );
@@ -130,8 +131,8 @@ describeOrSkip('owner quota (redis)', { skip: skipWithoutRedis }, () => {
 
   it('tells no standing and refuses nothing until the budget has learnt the limit', async () => {
     const quota = make(keys());
-    assert.equal(await takeAll(quota, 'a', 10), 10);
-    assert.equal(await quota.status('a'), undefined);
+    assert.equal(await takeAll(quota, 1n, 10), 10);
+    assert.equal(await quota.status(1n), undefined);
   });
 
   it('falls back on an in-process quota when Redis fails', async (t) => {
@@ -145,8 +146,8 @@ describeOrSkip('owner quota (redis)', { skip: skipWithoutRedis }, () => {
     const warnings: unknown[] = [];
     const log = { ...silent, warn: (...line: unknown[]) => warnings.push(line) } as typeof silent;
     const quota = createRedisQuota(broken, keys(), options, async () => 4, log);
-    assert.equal(await takeAll(quota, 'a', 3), 1, 'floor(4 x 25 %) = 1, counted in process');
-    assert.equal((await quota.status('a'))?.remaining, 0);
+    assert.equal(await takeAll(quota, 1n, 3), 1, 'floor(4 x 25 %) = 1, counted in process');
+    assert.equal((await quota.status(1n))?.remaining, 0);
     assert.equal(warnings.length, 1, 'the failure is logged once, not on every call');
   });
 });

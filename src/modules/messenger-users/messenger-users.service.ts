@@ -138,7 +138,7 @@ export function createMessengerUsersService({
 
   async function verify(owner: bigint, snowflake: bigint, uuid: string, given: string | undefined) {
     const username = await usernameFor(owner, snowflake, given);
-    const problem = verificationProblem(await players.lookup(uuid, owner.toString()), username);
+    const problem = verificationProblem(await players.lookup(uuid, owner), username);
     if (problem)
       throw AppError.of(ErrorKinds.LINK_NOT_VERIFIED, { reason: problem, developerReason: problem });
   }
@@ -163,7 +163,7 @@ export function createMessengerUsersService({
     },
 
     async link(owner, snowflake, request) {
-      const uuid = await players.uuidOf(request.player, owner.toString());
+      const uuid = await players.uuidOf(request.player, owner);
       if (request.verify) await verify(owner, snowflake, uuid, request.username);
       const create = { snowflake, locale: DEFAULT_LOCALE, username: request.username ?? null };
       return changeUser(

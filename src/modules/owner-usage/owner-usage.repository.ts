@@ -12,7 +12,7 @@ export function createOwnerUsageRepository(executor: Executor) {
       if (entries.length === 0) return;
       await db
         .insertInto('owner_usage')
-        .values(entries.map(({ owner, day, counts }) => ({ owner, day, ...counts })))
+        .values(entries.map(({ owner, day, counts }) => ({ owner: owner.toString(), day, ...counts })))
         .onConflict((conflict) =>
           conflict.columns(['owner', 'day']).doUpdateSet((update) => ({
             requests: update('owner_usage.requests', '+', update.ref('excluded.requests')),
@@ -23,11 +23,11 @@ export function createOwnerUsageRepository(executor: Executor) {
         .execute();
     },
 
-    async day(owner: string, day: string): Promise<UsageCounts> {
+    async day(owner: bigint, day: string): Promise<UsageCounts> {
       const row = await db
         .selectFrom('owner_usage')
         .select(['requests', 'upstream', 'refused'])
-        .where('owner', '=', owner)
+        .where('owner', '=', owner.toString())
         .where('day', '=', day)
         .executeTakeFirst();
       return {

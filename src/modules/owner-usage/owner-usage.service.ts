@@ -44,8 +44,11 @@ export function createOwnerUsageService({
   let writing: readonly UsageEntry[] = [];
 
   async function write(): Promise<void> {
-    // Sorted, so that two instances adding to the same rows lock them in one order (no deadlock).
-    writing = meter.drain().sort((a, b) => compare(a.owner, b.owner) || compare(a.day, b.day));
+    // Sorted, so that two instances adding to the same rows lock them in one order (no deadlock): by the
+    // rows' key as stored, the owner's text, as every version of the service sorts them.
+    writing = meter
+      .drain()
+      .sort((a, b) => compare(a.owner.toString(), b.owner.toString()) || compare(a.day, b.day));
     try {
       await repository.add(writing);
     } catch (error) {
@@ -59,12 +62,11 @@ export function createOwnerUsageService({
   return {
     async today(owner) {
       const day = dayOf(now());
-      const id = owner.toString();
       // Read what is being written before the stored row: a count is in one or the other, or both for an
       // instant (never in neither).
-      const inFlight = writing.find((entry) => entry.owner === id && entry.day === day)?.counts;
-      const pending = meter.pending(id, day);
-      const stored = await repository.day(id, day);
+      const inFlight = writing.find((entry) => entry.owner === owner && entry.day === day)?.counts;
+      const pending = meter.pending(owner, day);
+      const stored = await repository.day(owner, day);
       const sum = (kind: keyof UsageCounts) => stored[kind] + pending[kind] + (inFlight?.[kind] ?? 0);
       return { day, requests: sum('requests'), upstream: sum('upstream'), refused: sum('refused') };
     },

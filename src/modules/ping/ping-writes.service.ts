@@ -26,7 +26,7 @@ export interface Ingested {
 }
 
 /** One request's samples for one player, written by `owner`; a transaction commits several. */
-export type Batch = { readonly player: string; readonly owner: string; readonly samples: readonly Sample[] };
+export type Batch = { readonly player: string; readonly owner: bigint; readonly samples: readonly Sample[] };
 /** What became of a batch. */
 export type Written = Omit<Ingested, 'uuid'>;
 

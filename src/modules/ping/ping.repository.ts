@@ -9,9 +9,9 @@ export interface Sample {
   readonly lobby: string;
 }
 
-/** A sample with the owner whose token wrote it (decimal digits). */
+/** A sample with the owner whose token wrote it. */
 export interface OwnedSample extends Sample {
-  readonly owner: string;
+  readonly owner: bigint;
 }
 
 /** One player's day as kept: statistics over all its samples, and its history (capped, time order). */
@@ -85,7 +85,9 @@ export function createPingRepository(executor: Executor) {
       for (const chunk of chunksOf([...samples].sort(sampleOrder), INSERT_CHUNK)) {
         const rows = await db
           .insertInto('ping_samples')
-          .values(chunk.map(({ at, ping, lobby, owner }) => ({ player, at, ping, lobby, owner })))
+          .values(
+            chunk.map(({ at, ping, lobby, owner }) => ({ player, at, ping, lobby, owner: owner.toString() })),
+          )
           .onConflict((conflict) => conflict.columns(['player', 'at', 'ping', 'lobby']).doNothing())
           .returning(['at', 'ping', 'lobby'])
           .execute();

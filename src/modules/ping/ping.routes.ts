@@ -66,7 +66,7 @@ export const pingRoutes =
         },
       },
       async (request) => {
-        const owner = String(principalOf(request).owner);
+        const { owner } = principalOf(request);
         // Each sample is a row to check and write, whether or not it turns out new: paid before the write,
         // which an owner who cannot pay for it does not get (429).
         await takeWork(request, request.body.samples.length);
@@ -106,7 +106,7 @@ export const pingRoutes =
         },
       },
       async (request, reply) => {
-        const owner = String(principalOf(request).owner);
+        const { owner } = principalOf(request);
         const history = await service
           .history(request.params.player, request.query, owner)
           .catch(inQuery)

@@ -50,13 +50,13 @@ export interface PingService {
    * player, time, ping and lobby) is stored once, so a batch sent again changes nothing. 400 naming the
    * samples (up to MAX_PROBLEMS) whose time is out of bounds, nothing stored.
    */
-  ingest(player: string, samples: readonly SampleInput[], owner: string): Promise<Ingested>;
+  ingest(player: string, samples: readonly SampleInput[], owner: bigint): Promise<Ingested>;
   /**
    * The player's days with samples in the range, newest first, from the aggregates only (never the raw
    * samples): kept in memory while the player's revision does not move (one row read per call), and
    * reloaded in part when it does (the days that changed, with the statistics of the others).
    */
-  history(player: string, range: DayRange, owner: string): Promise<PingHistory>;
+  history(player: string, range: DayRange, owner: bigint): Promise<PingHistory>;
   /** Deletes raw samples older than the retention, in bounded batches (the days stay), until done or `stop`. */
   deleteExpired(stop?: AbortSignal): Promise<number>;
   /** Commits every batch already taken; takes no more. */

@@ -10,10 +10,16 @@ export function createPlayersRepository(executor: Executor) {
   const db = tablesOf<PlayersTables>(executor);
   return {
     /**
-     * A fetch of the player for `by` (the owner whose lookup made it; null: the service's own): first fetched
+     * A fetch of the player for `owner` (whose lookup made it; null: the service's own): first fetched
      * (once), last fetched and by whom, fetch count, and the name it goes by now.
      */
-    async countFetch(uuid: string, name: string | undefined, at: number, by: string | null): Promise<void> {
+    async countFetch(
+      uuid: string,
+      name: string | undefined,
+      at: number,
+      owner: bigint | null,
+    ): Promise<void> {
+      const by = textOf(owner);
       await db
         .insertInto('players')
         .values({
@@ -46,8 +52,9 @@ export function createPlayersRepository(executor: Executor) {
         .execute();
     },
 
-    /** Keeps `json`, fetched for `by`, as the player's latest copy. */
-    async keepLatestCopy(uuid: string, json: string, at: number, by: string | null): Promise<void> {
+    /** Keeps `json`, fetched for `owner`, as the player's latest copy. */
+    async keepLatestCopy(uuid: string, json: string, at: number, owner: bigint | null): Promise<void> {
+      const by = textOf(owner);
       await db
         .insertInto('player_snapshots')
         .values({ uuid, body: json, fetched_at: at, fetched_by: by })
@@ -79,3 +86,6 @@ export function createPlayersRepository(executor: Executor) {
     },
   };
 }
+
+/** An owner as its columns keep it: TEXT of decimal digits (null: nobody). */
+const textOf = (owner: bigint | null): string | null => (owner === null ? null : owner.toString());

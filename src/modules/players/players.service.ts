@@ -81,14 +81,14 @@ export interface PlayersService {
    * and in `lookup`, is whose lookup it is: an upstream call it costs is charged to their share of the key
    * (none: the service's own lookup).
    */
-  resolve(player: string, owner?: string): Promise<Resolution>;
+  resolve(player: string, owner?: bigint): Promise<Resolution>;
   /**
    * The undashed lowercase UUID `player` names, resolved as `resolve` does; 404 PLAYER_NOT_FOUND when no
    * Minecraft player has the username. For the modules that need a player to go on (ping, linking).
    */
-  uuidOf(player: string, owner?: string): Promise<string>;
+  uuidOf(player: string, owner?: bigint): Promise<string>;
   /** The player a UUID or username names: from the cache while fresh, otherwise from Hypixel. */
-  lookup(player: string, owner?: string): Promise<PlayerLookup>;
+  lookup(player: string, owner?: bigint): Promise<PlayerLookup>;
 }
 
 export interface PlayersServiceDeps {
@@ -111,7 +111,7 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
    * One successful fetch, made for `owner`: the player, the name it goes by now, and its latest copy,
    * together or not at all.
    */
-  async function record(uuid: string, player: HypixelPlayer, at: number, owner: string | undefined) {
+  async function record(uuid: string, player: HypixelPlayer, at: number, owner: bigint | undefined) {
     const by = owner ?? null;
     await inTransaction(db, async (transaction) => {
       const players = createPlayersRepository(transaction);
@@ -121,7 +121,7 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
     });
   }
 
-  async function fetchPlayer(uuid: string, owner: string | undefined): Promise<Buffer> {
+  async function fetchPlayer(uuid: string, owner: bigint | undefined): Promise<Buffer> {
     const player = await hypixel.player(uuid, owner);
     if (!player) return Buffer.alloc(0);
     // The answer is good even if recording it fails: serve it, and say so in the log.
@@ -136,7 +136,7 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
     return known && { bytes: playerResult.wrap(known.json), storedAt: known.fetchedAt };
   }
 
-  async function lookupName(name: string, owner: string | undefined): Promise<Buffer> {
+  async function lookupName(name: string, owner: bigint | undefined): Promise<Buffer> {
     const profile = await mojang.lookup(name, owner);
     return profile ? Buffer.from(profile.id) : Buffer.alloc(0);
   }

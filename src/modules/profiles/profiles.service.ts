@@ -39,7 +39,7 @@ export interface ProfilesService {
    * The SkyBlock profiles of a UUID or username; throws UpstreamFailure when no copy can stand in.
    * `owner` is charged for the upstream calls it costs, as in PlayersService.
    */
-  lookup(player: string, owner?: string): Promise<ProfilesLookup>;
+  lookup(player: string, owner?: bigint): Promise<ProfilesLookup>;
 }
 
 export interface ProfilesServiceDeps {
@@ -51,7 +51,7 @@ export interface ProfilesServiceDeps {
 
 export function createProfilesService(deps: ProfilesServiceDeps): ProfilesService {
   // A player with no profiles, or who never joined, has `profiles: []`.
-  const fetchProfiles = async (uuid: string, owner: string | undefined) =>
+  const fetchProfiles = async (uuid: string, owner: bigint | undefined) =>
     profilesResult.wrap(await deps.hypixel.profiles(uuid, owner));
 
   return {

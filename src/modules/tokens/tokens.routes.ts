@@ -13,7 +13,7 @@ import type { TokensService } from './tokens.service.js';
 /** Where an owner stands in their limits, for `GET /auth/me`. */
 export interface Standings {
   work(owner: bigint): Promise<Standing>;
-  upstream(owner: string): Promise<QuotaStatus | undefined>;
+  upstream(owner: bigint): Promise<QuotaStatus | undefined>;
   /** The owner's usage today (UTC). */
   usageToday(owner: bigint): Promise<{ day: string; requests: number; upstream: number; refused: number }>;
 }
@@ -88,7 +88,7 @@ export const tokensRoutes =
         const { owner, grants, jti, expiresAt, session } = principalOf(request);
         const [work, upstream, usage] = await Promise.all([
           standings.work(owner),
-          standings.upstream(owner.toString()),
+          standings.upstream(owner),
           standings.usageToday(owner),
         ]);
         return {

@@ -104,7 +104,7 @@ export interface QuotaStanding {
 
 /** Where owners stand in their shares of the upstream key; undefined until the key's limit is known. */
 export interface QuotaStandings {
-  status(owner: string): Promise<QuotaStanding | undefined>;
+  status(owner: bigint): Promise<QuotaStanding | undefined>;
 }
 
 /**
@@ -125,7 +125,7 @@ export interface UpstreamLookup<T> {
   /** The result shape's field for the value (`player`, `profiles`). */
   readonly field: string;
   /** Whose lookup it is, and where their share of the key stands. */
-  readonly owner: string;
+  readonly owner: bigint;
   readonly quota: QuotaStandings;
   /** Which errors the lookup may fail with are answered in the result shape. */
   readonly failureOf: FailureOf;
@@ -151,7 +151,7 @@ export async function answerLookup<T>(reply: FastifyReply, answer: UpstreamLooku
 
 export interface LookupRoute<T> extends Pick<UpstreamLookup<T>, 'field' | 'quota' | 'failureOf' | 'send'> {
   /** Looks `player` up for `owner` (charged for the upstream calls it costs). */
-  lookup(player: string, owner: string): Promise<T>;
+  lookup(player: string, owner: bigint): Promise<T>;
 }
 
 /**
@@ -160,7 +160,7 @@ export interface LookupRoute<T> extends Pick<UpstreamLookup<T>, 'field' | 'quota
  */
 export function lookupHandler<T>({ lookup, ...answer }: LookupRoute<T>) {
   return (request: FastifyRequest, reply: FastifyReply, player: string) => {
-    const owner = String(principalOf(request).owner);
+    const { owner } = principalOf(request);
     return answerLookup(reply, { ...answer, owner, lookup: () => lookup(player, owner) });
   };
 }

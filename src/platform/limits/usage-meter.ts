@@ -13,7 +13,7 @@ export interface UsageCounts {
 export type UsageKind = keyof UsageCounts;
 
 export interface UsageEntry {
-  readonly owner: string;
+  readonly owner: bigint;
   /** The UTC day, YYYY-MM-DD. */
   readonly day: string;
   readonly counts: UsageCounts;
@@ -24,20 +24,20 @@ export interface UsageEntry {
  * (`drain`) and add to what every instance has counted.
  */
 export interface UsageMeter {
-  count(owner: bigint | string, kind: UsageKind): void;
+  count(owner: bigint, kind: UsageKind): void;
   /** Everything counted since the last drain, and the counts start again. */
   drain(): UsageEntry[];
   /** Entries a store could not write, counted again (so that a failed write loses nothing). */
   restore(entries: readonly UsageEntry[]): void;
   /** What this instance counted for the owner's day and has not drained yet. */
-  pending(owner: string, day: string): UsageCounts;
+  pending(owner: bigint, day: string): UsageCounts;
 }
 
 const zero = (): UsageCounts => ({ requests: 0, upstream: 0, refused: 0 });
 
 export function createUsageMeter(now: () => number = Date.now): UsageMeter {
   /** Counts by day, then by owner: a request looks up two maps and builds no string. */
-  let counted = new Map<string, Map<string, UsageEntry>>();
+  let counted = new Map<string, Map<bigint, UsageEntry>>();
   // The current UTC day, worked out again only when the clock leaves it (not on every request).
   let today = '';
   let todayFrom = 0;
@@ -51,7 +51,7 @@ export function createUsageMeter(now: () => number = Date.now): UsageMeter {
     }
     return today;
   };
-  const entryOf = (owner: string, day: string): UsageEntry => {
+  const entryOf = (owner: bigint, day: string): UsageEntry => {
     let owners = counted.get(day);
     if (!owners) {
       owners = new Map();
@@ -66,7 +66,7 @@ export function createUsageMeter(now: () => number = Date.now): UsageMeter {
   };
   return {
     count(owner, kind) {
-      entryOf(owner.toString(), currentDay()).counts[kind]++;
+      entryOf(owner, currentDay()).counts[kind]++;
     },
     drain() {
       const entries = [...counted.values()].flatMap((owners) => [...owners.values()]);

@@ -32,7 +32,7 @@ describeEachBackend("owners' usage of the day", (backend) => {
     for (let n = 0; n < 3; n++) first.meter.count(OWNER, 'requests');
     first.meter.count(OWNER, 'refused');
     second.meter.count(OWNER, 'requests');
-    second.meter.count(OWNER.toString(), 'upstream');
+    second.meter.count(OWNER, 'upstream');
     second.meter.count(OTHER, 'requests');
     assert.deepEqual(
       { ...(await first.service.today(OWNER)), day: undefined },

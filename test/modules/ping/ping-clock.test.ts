@@ -14,7 +14,7 @@ import { createFakeClock } from '../../helpers/fake-clock.js';
 import { createTestDatabase } from '../../helpers/test-database.js';
 
 const PLAYER = '20934ef9488c465180a78f861586b4cf';
-const OWNER = '123456789012345678';
+const OWNER = 123456789012345678n;
 const SECOND = 1000;
 /** Noon UTC: a minute either way stays on the day. */
 const NOON = Date.UTC(2026, 10, 22, 12);

@@ -281,7 +281,7 @@ describeOrSkip('a sample two transactions store at once, on PostgreSQL', { skip:
     deferClose(t, () => two.destroy());
     await migrateToLatest(one, migrations);
     const sample = { at: Date.now() - MINUTE, ping: 40, lobby: 'main' };
-    const insert = (transaction: Database, owner: string) =>
+    const insert = (transaction: Database, owner: bigint) =>
       createPingRepository(executorOf(transaction)).insertNewSamples(PLAYER, [{ ...sample, owner }]);
     for (const outcome of ['commit', 'rollback'] as const) {
       const release: (() => void)[] = [];
@@ -291,7 +291,7 @@ describeOrSkip('a sample two transactions store at once, on PostgreSQL', { skip:
       const first = one
         .transaction()
         .execute(async (transaction) => {
-          const count = (await insert(transaction, '1')).length;
+          const count = (await insert(transaction, 1n)).length;
           for (const report of reported) report(count);
           await held;
           if (outcome === 'rollback') throw new Error('rolled back on purpose');
@@ -301,7 +301,7 @@ describeOrSkip('a sample two transactions store at once, on PostgreSQL', { skip:
       let pid: number | undefined;
       const second = two.transaction().execute(async (transaction) => {
         pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(transaction)).rows[0]?.pid;
-        return insert(transaction, '2');
+        return insert(transaction, 2n);
       });
       await eventually('the second writer waits for the first transaction', async () => {
         if (pid === undefined) return false;

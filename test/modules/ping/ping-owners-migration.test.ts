@@ -140,7 +140,7 @@ describeEachBackend('migration 0011-ping-owners: an existing deployment upgrades
           { at, ping, lobby },
           { at: b.at, ping: b.ping, lobby },
         ],
-        '99',
+        99n,
       ),
       {
         uuid: PLAYER,
@@ -149,7 +149,7 @@ describeEachBackend('migration 0011-ping-owners: an existing deployment upgrades
       },
     );
     assert.deepEqual(await dayRows(db), days);
-    assert.deepEqual(await service.ingest(PLAYER, [{ at: at + 2, ping, lobby }], '99'), {
+    assert.deepEqual(await service.ingest(PLAYER, [{ at: at + 2, ping, lobby }], 99n), {
       uuid: PLAYER,
       stored: 1,
       duplicates: 0,

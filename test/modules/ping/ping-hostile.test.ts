@@ -134,8 +134,9 @@ describeEachBackend('ping ingestion, hostile input and faults', (backend) => {
       redisKeyPrefix: first.config.redisKeyPrefix,
     });
     const secondToken = await issueToken(second.app, second.config, { grants: ['ping:write'] });
-    // Two days (around midnight, a day ago), every sample at a time of its own, the batches interleaved.
-    const base = Math.floor((Date.now() - DAY) / DAY) * DAY + DAY - 20 * 40 * 1000;
+    // Two days (around yesterday's midnight, so never in the future whatever the time of day), every sample
+    // at a time of its own, the batches interleaved.
+    const base = Math.floor((Date.now() - DAY) / DAY) * DAY - 20 * 40 * 1000;
     const batches: SentSample[][] = Array.from({ length: 40 }, (_, batch) =>
       Array.from({ length: 40 }, (_, index) => ({
         ping: (batch * 40 + index) % 997,

@@ -141,12 +141,18 @@ function takesNumbers(schema: unknown): boolean {
 /** How much of a field name the client made up an error quotes back. */
 const SHOWN_NAME_LENGTH = 64;
 
-const PART_NAMES: Record<string, { cause: string; prefix: string }> = {
+/**
+ * The parts of a request: the cause of a 400 about each, and the prefix its fields are named under
+ * (`body/...`). Validation and the routes' handling of a service's input errors (http/input-errors.ts)
+ * both answer by it.
+ */
+export const REQUEST_PARTS = {
   body: { cause: 'Invalid request body', prefix: 'body' },
   params: { cause: 'Invalid path parameter', prefix: 'params' },
   querystring: { cause: 'Invalid query string', prefix: 'query' },
   headers: { cause: 'Invalid request header', prefix: 'headers' },
-};
+} as const;
+const PART_NAMES: Record<string, { cause: string; prefix: string }> = REQUEST_PARTS;
 
 /**
  * Turns Ajv's errors into one problem per faulty field, each naming the field's path: the first
@@ -229,5 +235,6 @@ function fieldName(pointer: string, part: string): string {
   return name;
 }
 
-const escapePointer = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
+/** A key as one segment of a JSON pointer. */
+export const escapePointer = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
 const unescapePointer = (segment: string): string => segment.replaceAll('~1', '/').replaceAll('~0', '~');

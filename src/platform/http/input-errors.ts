@@ -1,15 +1,8 @@
 import { AppError, type FieldPath, fieldProblemOf, InputError } from '../errors.js';
+import { escapePointer, REQUEST_PARTS } from '../validation.js';
 
-/** The parts of a request a service's input comes from: the cause of a 400 about each, and its fields' prefix. */
-const PARTS = {
-  body: { cause: 'Invalid request body', prefix: 'body' },
-  querystring: { cause: 'Invalid query string', prefix: 'query' },
-  params: { cause: 'Invalid path parameter', prefix: 'params' },
-} as const;
-
-export type RequestPart = keyof typeof PARTS;
-
-const escapePointer = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
+/** The parts of a request a service's input comes from. */
+export type RequestPart = 'body' | 'querystring' | 'params';
 
 /**
  * A route's handler of what its service threw about the input the route gave it from `part` of the request:
@@ -18,7 +11,7 @@ const escapePointer = (key: string): string => key.replaceAll('~', '~0').replace
  * names fields); anything else is rethrown as it is. `service.log(body).catch(inBody)`.
  */
 export function inRequestPart(part: RequestPart): (error: unknown) => never {
-  const { cause, prefix } = PARTS[part];
+  const { cause, prefix } = REQUEST_PARTS[part];
   const pointer = (field: FieldPath) =>
     [prefix, ...field.map((segment) => escapePointer(String(segment)))].join('/');
   return (error) => {

@@ -5,11 +5,12 @@ type Serializer = ReturnType<ReturnType<SerializerFactory>>;
 
 const buildSerializers = SerializerSelector();
 /**
- * Response serializers already compiled, by the shared schemas they may refer to and the route's schema
- * text: an app built again in the same process (the tests build hundreds) reuses them instead of
- * generating and compiling the same code again. Bounded by the response schemas of the code.
+ * Response serializers already compiled: by the shared schemas they may refer to and the options, then by
+ * the route's status and schema text. An app built again in the same process (the tests build hundreds)
+ * reuses them instead of generating and compiling the same code again. Bounded by the response schemas of
+ * the code.
  */
-const compiled = new Map<string, Serializer>();
+const compiled = new Map<string, Map<string, Serializer>>();
 
 /**
  * Fastify's serializer factory (`schemaController.compilersFactory.buildSerializer`): fast-json-stringify
@@ -19,12 +20,18 @@ const compiled = new Map<string, Serializer>();
 export const sharedSerializers: SerializerFactory = (externalSchemas, options) => {
   const compile = buildSerializers(externalSchemas, options);
   const context = JSON.stringify([externalSchemas ?? null, options ?? null]);
+  let ofContext = compiled.get(context);
+  if (!ofContext) {
+    ofContext = new Map();
+    compiled.set(context, ofContext);
+  }
+  const serializers = ofContext;
   return (route) => {
-    const key = `${route.httpStatus} ${context} ${JSON.stringify(route.schema)}`;
-    let serialize = compiled.get(key);
+    const key = `${route.httpStatus} ${JSON.stringify(route.schema)}`;
+    let serialize = serializers.get(key);
     if (!serialize) {
       serialize = compile(route);
-      compiled.set(key, serialize);
+      serializers.set(key, serialize);
     }
     return serialize;
   };

@@ -2,7 +2,7 @@ import { Ajv, type AnySchema, type AnySchemaObject, type ErrorObject, type Valid
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { addBoundedJsonKeyword } from './bounded-json.js';
-import { AppError, ErrorKinds, MAX_PROBLEMS, type Problem } from './errors.js';
+import { AppError, ErrorKinds, fieldName, MAX_PROBLEMS, type Problem } from './errors.js';
 import { OPENAPI_FORM } from './openapi-form.js';
 import { addSnowflakeKeyword } from './snowflake.js';
 import { addTimestampKeyword } from './timestamp.js';
@@ -183,7 +183,7 @@ function pointerOf(error: ErrorObject): string {
 }
 
 function problemOf(error: ErrorObject, pointer: string, prefix: string, part: string): Problem {
-  const field = fieldName(pointer, part);
+  const field = nameOf(pointer, part);
   const schemaReason = (error.parentSchema as Record<string, unknown> | undefined)?.['x-reason'];
   if (error.keyword === 'required') {
     return {
@@ -226,13 +226,14 @@ function messageOf(error: ErrorObject): string {
 }
 
 /** `/grants/1` -> `grants[1]`, `/interaction/user_id` -> `interaction.user_id`; the part's name at the top. */
-function fieldName(pointer: string, part: string): string {
+function nameOf(pointer: string, part: string): string {
   if (pointer === '') return part === 'body' ? 'the request body' : part;
-  let name = '';
-  for (const segment of pointer.slice(1).split('/').map(unescapePointer)) {
-    name += /^[0-9]+$/.test(segment) ? `[${segment}]` : name === '' ? segment : `.${segment}`;
-  }
-  return name;
+  const path = pointer
+    .slice(1)
+    .split('/')
+    .map(unescapePointer)
+    .map((segment) => (/^[0-9]+$/.test(segment) ? Number(segment) : segment));
+  return fieldName(path);
 }
 
 /** A key as one segment of a JSON pointer. */

@@ -37,7 +37,7 @@ cpSync('.dependency-cruiser.cjs', join(OUT, '.dependency-cruiser.cjs'));
 // of the files' tests. Files are dealt to the bundles largest first, each to the lightest bundle so far, so
 // that the bundles take about as long. `npm run test:suites` runs the bundles side by side; a file can still
 // be run on its own from .test-build/test/.
-const BUNDLES = Number(process.env.TEST_BUNDLES ?? 4);
+const BUNDLES = Number(process.env.TEST_BUNDLES ?? 2);
 const tests = typescriptFiles('test')
   .filter((path) => path.endsWith('.test.ts'))
   .map((path) => ({ path: path.replace(/\.ts$/, '.js'), size: statSync(path).size }))

@@ -57,11 +57,11 @@ export function createRedisQuota(
   options: QuotaOptions,
   keyLimit: () => Promise<number | undefined>,
   log: Logger,
+  now: () => number = Date.now,
 ): OwnerQuota {
-  const local = createMemoryQuota(options, keyLimit);
-  const standings = new LRUCache<bigint, { limit: number; used: number; endsAt: number }>({
+  const local = createMemoryQuota(options, keyLimit, now);
+  const standings = new LRUCache<bigint, { limit: number; used: number; endsAt: number; readAt: number }>({
     max: STANDINGS_KEPT,
-    ttl: STANDING_REUSED_MS,
   });
   const run = async (script: string, owner: bigint) =>
     (await redis.eval(
@@ -98,12 +98,15 @@ export function createRedisQuota(
     },
     async status(owner) {
       const kept = standings.get(owner);
-      if (kept) return quotaStatus(kept.limit, kept.used, kept.endsAt - Date.now(), options.windowMs);
+      const at = now();
+      if (kept && at - kept.readAt < STANDING_REUSED_MS) {
+        return quotaStatus(kept.limit, kept.used, kept.endsAt - at, options.windowMs);
+      }
       try {
         const [limit, used = 0, resetMs = 0] = await run(STATUS, owner);
         answered();
         if (limit === undefined) return undefined;
-        standings.set(owner, { limit, used, endsAt: Date.now() + resetMs });
+        standings.set(owner, { limit, used, endsAt: at + resetMs, readAt: at });
         return quotaStatus(limit, used, resetMs, options.windowMs);
       } catch (error) {
         fallBack(error);

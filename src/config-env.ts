@@ -65,6 +65,7 @@ export const EnvSchema = Type.Object({
   GROUP_COMMIT_LINGER_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 0 }),
   GROUP_COMMIT_MAX_QUEUE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
   PING_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
+  HISTORY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 365 }),
   PING_HISTORY_PER_DAY: Type.Integer({ minimum: 1, maximum: 100_000, default: 1440 }),
   PING_HISTORY_CACHE_MAX_BYTES: Type.Integer({ minimum: 0, default: 64 * 1024 * 1024 }),
   PING_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 1024 * 1024 }),

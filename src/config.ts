@@ -15,7 +15,7 @@ import type { MessengerUsersModuleDeps } from './modules/messenger-users/messeng
 import type { OwnerBudgetsSettings } from './modules/owner-budgets/owner-budgets.service.js';
 import type { OwnerUsageModuleDeps } from './modules/owner-usage/owner-usage.module.js';
 import type { PingModuleDeps } from './modules/ping/ping.module.js';
-import type { PlayersSettings } from './modules/players/players.module.js';
+import type { PlayersModuleDeps, PlayersSettings } from './modules/players/players.module.js';
 import type { PortalModuleDeps } from './modules/portal/portal.module.js';
 import type { ProfilesModuleDeps } from './modules/profiles/profiles.module.js';
 import type { TokensModuleDeps } from './modules/tokens/tokens.module.js';
@@ -72,6 +72,8 @@ export interface Config {
   readonly interactions: InteractionsModuleDeps['settings'];
   /** Ping samples: their retention, each day's history cap, the ingestion body limit, group commit. */
   readonly ping: PingModuleDeps['settings'];
+  /** Players' snapshots (their history and sessions): how long they are kept. */
+  readonly history: PlayersModuleDeps['history'];
   /** Messenger users: how many Minecraft accounts one may link. */
   readonly messengerUsers: MessengerUsersModuleDeps['settings'];
   /** Developer applications: the pending limit, and the rate limit of approvals (as for /auth/refresh). */
@@ -183,6 +185,10 @@ function toConfig(env: Env): Config {
       retentionDays: env.INTERACTION_LOG_RETENTION_DAYS,
       retentionJobEveryMs: env.RETENTION_JOB_INTERVAL_SECONDS * 1000,
       groupCommit,
+    },
+    history: {
+      retentionDays: env.HISTORY_RETENTION_DAYS,
+      retentionJobEveryMs: env.RETENTION_JOB_INTERVAL_SECONDS * 1000,
     },
     ping: {
       retentionDays: env.PING_RETENTION_DAYS,

@@ -11,6 +11,7 @@ import { pingOwners } from './modules/ping/migrations/0011-ping-owners.js';
 import { pingRevisions } from './modules/ping/migrations/0018-ping-revisions.js';
 import { players } from './modules/players/migrations/0002-players.js';
 import { playerFetchers } from './modules/players/migrations/0013-player-fetchers.js';
+import { playerHistory } from './modules/players/migrations/0019-player-history.js';
 import { portalSessions } from './modules/portal/migrations/0016-portal-sessions.js';
 import { tokens } from './modules/tokens/migrations/0001-tokens.js';
 import { tokenChanges } from './modules/tokens/migrations/0008-token-changes.js';
@@ -42,4 +43,5 @@ export const migrations: Migrations = {
   '0016-portal-sessions': portalSessions,
   '0017-owner-usage': ownerUsage,
   '0018-ping-revisions': pingRevisions,
+  '0019-player-history': playerHistory,
 };

@@ -89,7 +89,14 @@ export async function createModules(config: Config, shared: Infrastructure, wayI
     settings: config.interactions,
     log: shared.log,
   });
-  const players = createPlayersModule({ db, caching, upstreams, settings: config.cache, log: shared.log });
+  const players = createPlayersModule({
+    db,
+    caching,
+    upstreams,
+    settings: config.cache,
+    history: config.history,
+    log: shared.log,
+  });
   const profiles = createProfilesModule({
     caching,
     upstreams,

@@ -144,6 +144,18 @@ function hasProtoKey(root: unknown): boolean {
 }
 
 /**
+ * JSON text of a value parsed by `parseJsonExact`, exactly: a `LongInteger` is written as the number it was
+ * (its digits), not as a string. For documents kept and served as the upstream sent them.
+ */
+export function stringifyExact(value: unknown): string {
+  return (
+    stringify(value, undefined, undefined, [
+      { test: (item) => item instanceof LongInteger, stringify: (item) => (item as LongInteger).digits },
+    ]) ?? 'null'
+  );
+}
+
+/**
  * The serializer for replies that have no schema for their status (schemas serialize everything else):
  * it writes bigints as integer digits instead of throwing as JSON.stringify does.
  */

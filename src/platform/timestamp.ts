@@ -58,8 +58,58 @@ export function Timestamp(options: { description: string }): TUnsafe<number> {
   });
 }
 
+const DAY_KEYWORD = 'x-time-or-day';
+const DAY_REASON = 'must be an RFC 3339 time such as 2026-11-22T03:05:17.123Z, or a day such as 2026-11-22';
+const CALENDAR_DAY = /^\d{4}-\d{2}-\d{2}$/;
+const LAST_MS_OF_DAY = 86_400_000 - 1;
+
+/**
+ * The epoch milliseconds of an RFC 3339 time, or of a calendar day (UTC): its first millisecond for the
+ * `start` of a range, its last for the `end`; undefined when the text is neither.
+ */
+export function parseTimeOrDay(text: unknown, edge: 'start' | 'end'): number | undefined {
+  if (typeof text === 'string' && CALENDAR_DAY.test(text)) {
+    const midnight = parseTimestamp(`${text}T00:00:00Z`);
+    return midnight === undefined || edge === 'start' ? midnight : midnight + LAST_MS_OF_DAY;
+  }
+  return parseTimestamp(text);
+}
+
+/**
+ * An edge of a time range in a request: an RFC 3339 time, or a UTC day (the whole of it: from its first
+ * millisecond, or to its last). The handler receives epoch milliseconds.
+ */
+export function TimeOrDay(options: { description: string; edge: 'start' | 'end' }): TUnsafe<number> {
+  return Type.Unsafe<number>({
+    [DAY_KEYWORD]: options.edge,
+    type: 'string',
+    'x-reason': DAY_REASON,
+    description: `${options.description} An RFC 3339 time, or a UTC day (YYYY-MM-DD).`,
+    example: '2026-11-22',
+  });
+}
+
 /** Teaches an Ajv instance the timestamp keyword: it checks the text and replaces it by epoch milliseconds. */
 export function addTimestampKeyword(ajv: Ajv): void {
+  const validateEdge: SchemaValidateFunction = (edge: 'start' | 'end', data, _schema, context) => {
+    const at = parseTimeOrDay(data, edge);
+    if (at === undefined) {
+      validateEdge.errors = [{ keyword: DAY_KEYWORD, message: DAY_REASON, params: {} }];
+      return false;
+    }
+    if (context?.parentData !== undefined) {
+      (context.parentData as Record<string | number, unknown>)[context.parentDataProperty] = at;
+    }
+    return true;
+  };
+  ajv.addKeyword({
+    keyword: DAY_KEYWORD,
+    type: 'string',
+    modifying: true,
+    errors: true,
+    schemaType: 'string',
+    validate: validateEdge,
+  });
   const validate: SchemaValidateFunction = (_mode: true, data, _schema, context) => {
     const at = parseTimestamp(data);
     if (at === undefined) {

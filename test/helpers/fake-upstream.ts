@@ -54,6 +54,11 @@ export interface FakeUpstream {
   reset(): void;
   /** Makes a username known to the Mojang fake. */
   addName(name: string, uuid: string): void;
+  /**
+   * Answers `uuid` with this player object from now on (a player who changed), or with this JSON text of
+   * one; `reset` restores the fixtures.
+   */
+  setPlayer(uuid: string, player: unknown): void;
   close(): Promise<void>;
 }
 
@@ -87,10 +92,12 @@ const CLOUDFLARE_PAGE = (status: number) =>
 export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
   const limit = options.rateLimit ?? 120;
   const windowMs = (options.rateLimitWindowSeconds ?? 300) * 1000;
-  const players = new Map<string, Buffer>([
-    [FIXTURE_PLAYERS.minikloon.uuid, fixture('player.json')],
-    [FIXTURE_PLAYERS.builder.uuid, fixture('player-large.json')],
-  ]);
+  const fixturePlayers = () =>
+    new Map<string, Buffer>([
+      [FIXTURE_PLAYERS.minikloon.uuid, fixture('player.json')],
+      [FIXTURE_PLAYERS.builder.uuid, fixture('player-large.json')],
+    ]);
+  let players = fixturePlayers();
   const copyOf = options.anyPlayer ? playerCopies(options.anyPlayer) : undefined;
   const playerBody = (id: string) =>
     players.get(id) ?? copyOf?.(id) ?? Buffer.from('{"success":true,"player":null}');
@@ -226,9 +233,14 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       calls.length = 0;
       windowStart = Date.now();
       usedInWindow = 0;
+      players = fixturePlayers();
     },
     addName(name, uuid) {
       names.set(name.toLowerCase(), { id: uuid, name });
+    },
+    setPlayer(uuid, player) {
+      const text = typeof player === 'string' ? player : JSON.stringify(player);
+      players.set(uuid, Buffer.from(`{"success":true,"player":${text}}`));
     },
     close: () =>
       new Promise<void>((resolve, reject) => {

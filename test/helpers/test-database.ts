@@ -111,13 +111,15 @@ function sqliteTemplate(): Promise<string> {
 }
 
 let postgresTemplateName: Promise<string> | undefined;
+/** Templates of other sets of migrations kept when a new one is made (the most recently made). */
+const TEMPLATES_KEPT = 3;
 
 /**
  * A PostgreSQL database migrated to the latest migration, that test databases are copied from
  * (`create database ... template`, tens of milliseconds where migrating takes hundreds). One per set of
  * migrations, shared by every test process: the first to need it builds it under an advisory lock, as
  * `<name>_building`, and renames it once migrated, so that a process killed halfway leaves no template that
- * looks whole. Templates of other migrations are dropped as a new one is made.
+ * looks whole. Templates of other migrations are dropped as a new one is made, but for the newest few.
  */
 function postgresTemplate(): Promise<string> {
   postgresTemplateName ??= withAdmin(async (client) => {
@@ -126,8 +128,10 @@ function postgresTemplate(): Promise<string> {
     try {
       const exists = await client.query('select 1 from pg_database where datname = $1', [name]);
       if (exists.rowCount === 0) {
+        // The newest few are kept: another checkout with other migrations (a branch, a second CI run on
+        // this server) may be copying from its own template right now.
         const stale = await client.query(
-          `select datname from pg_database where datname like 'pds\\_template\\_%'`,
+          `select datname from pg_database where datname like 'pds\\_template\\_%' order by oid desc offset ${TEMPLATES_KEPT}`,
         );
         for (const { datname } of stale.rows as { datname: string }[])
           await client.query(`drop database if exists ${datname} with (force)`);

@@ -1,9 +1,12 @@
 import type { AppModule } from '../../platform/app-module.js';
 import type { CacheEntry } from '../../platform/cache/cache.js';
 import type { Caching } from '../../platform/cache/caching.js';
+import { periodicJobOf } from '../../platform/db/periodic-job.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Upstreams } from '../../upstream/upstreams.js';
+import { playerHistoryRoutes } from './player-history.routes.js';
+import { createPlayerHistoryService, type HistorySettings } from './player-history.service.js';
 import { playersRoutes } from './players.routes.js';
 import { createPlayersService, type PlayersService } from './players.service.js';
 
@@ -20,6 +23,8 @@ export interface PlayersModuleDeps {
   readonly caching: Caching;
   readonly upstreams: Pick<Upstreams, 'hypixel' | 'mojang' | 'quota'>;
   readonly settings: PlayersSettings;
+  /** Players' snapshots: how long they are kept, and how often the retention job runs. */
+  readonly history: HistorySettings & { readonly retentionJobEveryMs: number };
   readonly log: Logger;
 }
 
@@ -27,17 +32,41 @@ export interface PlayersModuleDeps {
 const freshness = (foundSeconds: number, notFoundSeconds: number) => (entry: CacheEntry) =>
   (entry.bytes.length === 0 ? notFoundSeconds : foundSeconds) * 1000;
 
-/** Players: `GET /player/{player}`, and the player domain API other modules call (resolve, lookup). */
+/**
+ * Players: `GET /player/{player}`, the player domain API other modules call (resolve, lookup), and each
+ * player's history (a snapshot per fetch that found them changed: `/player/{player}/history` and
+ * `/sessions`), with its retention job.
+ */
 export function createPlayersModule({
   db,
   caching,
   upstreams,
   settings,
+  history: historySettings,
   log,
 }: PlayersModuleDeps): AppModule<PlayersService> {
   const staleIfErrorMs = settings.staleIfErrorSeconds * 1000;
+  const history = createPlayerHistoryService({
+    db,
+    settings: historySettings,
+    uuidOf: (player, owner) => service.uuidOf(player, owner),
+  });
+  const retention = periodicJobOf({
+    name: 'player-history-retention',
+    everyMs: historySettings.retentionJobEveryMs,
+    db,
+    log,
+    run: async (stop) => {
+      const unmade = await history.prepareMonths();
+      return {
+        deleted: await history.deleteExpired(stop),
+        ...(unmade.length ? { monthsNotMade: unmade.length } : {}),
+      };
+    },
+  });
   const service = createPlayersService({
     db,
+    history,
     hypixel: upstreams.hypixel,
     mojang: upstreams.mojang,
     players: caching.resource({
@@ -52,5 +81,24 @@ export function createPlayersModule({
     }),
     log,
   });
-  return { name: 'players', service, routes: playersRoutes(service, upstreams.quota) };
+  return {
+    name: 'players',
+    service,
+    routes: async (app) => {
+      await app.register(playersRoutes(service, upstreams.quota));
+      await app.register(playerHistoryRoutes(history));
+    },
+    async start() {
+      // The month partitions are made before the first snapshot (PostgreSQL; a month without one goes to
+      // the default partition), then kept ahead by the job.
+      const unmade = await history.prepareMonths().catch((error: unknown) => {
+        log.warn({ err: error }, 'could not make the player history month partitions');
+        return [];
+      });
+      if (unmade.length > 0)
+        log.warn({ months: unmade.length }, 'player history months left in the default partition');
+      retention.start();
+    },
+    close: retention.close,
+  };
 }

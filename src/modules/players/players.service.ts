@@ -8,6 +8,7 @@ import type { Logger } from '../../platform/logger.js';
 import { parsePlayerRef } from '../../platform/player-id.js';
 import type { HypixelClient, HypixelPlayer } from '../../upstream/hypixel.js';
 import type { MojangClient } from '../../upstream/mojang.js';
+import type { PlayerHistoryService } from './player-history.service.js';
 import { createPlayersRepository } from './players.repository.js';
 
 /**
@@ -98,6 +99,8 @@ export interface PlayersServiceDeps {
   /** Cached resources: `player` (UUID -> player, or empty: never joined), `username` (name -> UUID, or empty). */
   readonly players: CachedResource;
   readonly usernames: CachedResource;
+  /** Where each fetch's snapshot goes (stored when the player changed). */
+  readonly history?: Pick<PlayerHistoryService, 'record'>;
   readonly log: Logger;
   readonly now?: () => number;
 }
@@ -108,8 +111,8 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
   const repository = createPlayersRepository(db);
 
   /**
-   * One successful fetch, made for `owner`: the player, the name it goes by now, and its latest copy,
-   * together or not at all.
+   * One successful fetch, made for `owner`: the player, the name it goes by now, its latest copy and its
+   * snapshot (when it changed), together or not at all.
    */
   async function record(uuid: string, player: HypixelPlayer, at: number, owner: bigint | undefined) {
     const by = owner ?? null;
@@ -118,6 +121,7 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
       await players.countFetch(uuid, player.displayName, at, by);
       if (player.displayName) await players.sawName(uuid, player.displayName, at);
       await players.keepLatestCopy(uuid, player.json, at, by);
+      await deps.history?.record(transaction, uuid, player.json, at, by);
     });
   }
 

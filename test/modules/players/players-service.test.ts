@@ -29,7 +29,14 @@ async function services(t: TestContext, fake: FakeUpstream, env: Record<string, 
   await migrateToLatest(shared.db, migrations);
   const { caching, upstreams, log } = shared;
   const db = executorOf(shared.db);
-  const players = createPlayersModule({ db, caching, upstreams, settings: config.cache, log }).service;
+  const players = createPlayersModule({
+    db,
+    caching,
+    upstreams,
+    settings: config.cache,
+    history: config.history,
+    log,
+  }).service;
   const profiles = createProfilesModule({ caching, upstreams, players, settings: config.cache }).service;
   return { players, profiles };
 }

@@ -1,0 +1,279 @@
+import assert from 'node:assert/strict';
+import { after, before, it, type TestContext } from 'node:test';
+import { sql } from 'kysely';
+import { describeEachBackend } from '../../helpers/backends.js';
+import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
+import { buildPlayerTestApp } from '../../helpers/player-app.js';
+import { fixtureJson } from '../../helpers/player-fixtures.js';
+import { issueToken } from '../../helpers/tokens.js';
+
+const { minikloon } = FIXTURE_PLAYERS;
+const HOUR_MS = 3_600_000;
+
+type Player = Record<string, unknown> & { stats: { Bedwars: Record<string, number> } };
+
+/** The fixture player, with its Bedwars wins, login times and anything else given. */
+function playerWith(changes: {
+  wins?: number;
+  login?: number;
+  logout?: number;
+  extra?: Record<string, unknown>;
+}) {
+  const player = structuredClone(fixtureJson('player.json').player) as Player;
+  if (changes.wins !== undefined) player.stats.Bedwars.wins_bedwars = changes.wins;
+  if (changes.login !== undefined) player.lastLogin = changes.login;
+  if (changes.logout !== undefined) player.lastLogout = changes.logout;
+  return Object.assign(player, changes.extra ?? {});
+}
+
+const problemName = (reply: { json(): { extra?: { name: string }[] } }) => reply.json().extra?.[0]?.name;
+const fieldsOf = (reply: { json(): { extra?: { developer_reason: string }[] } }) =>
+  (reply.json().extra ?? []).map((problem) => problem.developer_reason).join('; ');
+
+describeEachBackend('player history', (backend) => {
+  let fake: FakeUpstream;
+  before(async () => {
+    fake = await startFakeUpstream();
+  });
+  after(() => fake.close());
+
+  /** An app whose player copies are never fresh: each lookup fetches, as a player seen across days would be. */
+  async function setup(t: TestContext) {
+    const test = await buildPlayerTestApp(t, fake, {
+      backend,
+      env: { CACHE_PLAYER_FRESH_SECONDS: '0', CACHE_STALE_IF_ERROR_SECONDS: '0' },
+    });
+    /** The upstream now answers `player`; a lookup fetches and stores it. */
+    const fetchAs = async (player: unknown) => {
+      fake.setPlayer(minikloon.uuid, player);
+      const reply = await test.get(`/player/${minikloon.uuid}`);
+      assert.equal(reply.statusCode, 200, reply.body);
+    };
+    const rows = async () =>
+      (
+        await sql<{ seq: number; base_seq: number; size: number; fetched_by: string | null }>`
+          select seq, base_seq, length(body) as size, fetched_by from player_history where uuid = ${minikloon.uuid} order by seq`.execute(
+          test.app.db,
+        )
+      ).rows.map((row) => ({
+        ...row,
+        seq: Number(row.seq),
+        base_seq: Number(row.base_seq),
+        size: Number(row.size),
+      }));
+    return { ...test, fetchAs, rows };
+  }
+
+  it('stores a snapshot per fetch that found the player changed, nothing for equal data, compactly', async (t) => {
+    const { fetchAs, rows, get } = await setup(t);
+    await fetchAs(playerWith({ wins: 100 }));
+    await fetchAs(playerWith({ wins: 100 }));
+    assert.equal((await rows()).length, 1, 'equal data stores nothing');
+    await fetchAs(playerWith({ wins: 101 }));
+    await fetchAs(playerWith({ wins: 101 }));
+    await fetchAs(playerWith({ wins: 102 }));
+    const stored = await rows();
+    assert.deepEqual(
+      stored.map((row) => [row.seq, row.base_seq]),
+      [
+        [1, 1],
+        [2, 1],
+        [3, 1],
+      ],
+      'a full copy, then changes against it',
+    );
+    const playerBytes = Buffer.byteLength(JSON.stringify(fixtureJson('player.json').player));
+    for (const row of stored.slice(1))
+      assert.ok(row.size < playerBytes / 100, `a change of one value is tiny: ${row.size} bytes`);
+    assert.ok((stored[0]?.size ?? 0) < playerBytes / 2, 'the full copy is compressed');
+    assert.ok(
+      stored.every((row) => row.fetched_by !== null),
+      'each row records the owner whose lookup fetched it',
+    );
+    const history = await get(`/player/${minikloon.uuid}/history?fields=/stats/Bedwars/wins_bedwars`);
+    assert.equal(history.statusCode, 200, history.body);
+    assert.deepEqual(
+      history.json().points.map((point: { values: Record<string, unknown> }) => point.values),
+      [100, 101, 102].map((wins) => ({ '/stats/Bedwars/wins_bedwars': wins })),
+    );
+  });
+
+  it('answers the fields asked for at each point, oldest first: any JSON value, null when absent, big integers exact', async (t) => {
+    const { fetchAs, get } = await setup(t);
+    await fetchAs(playerWith({ wins: 1 }));
+    // A number beyond 2^53 keeps its digits (the upstream's text is stored as it came).
+    await fetchAs(
+      JSON.stringify(playerWith({ wins: 2 })).replace(
+        '"stats":',
+        '"huge":123456789012345678901,"a/b~c":{"x":[1,2]},"stats":',
+      ),
+    );
+    const asked = [
+      '/stats/Bedwars/wins_bedwars',
+      '/a~1b~0c',
+      '/a~1b~0c/x/1',
+      '/nothing/here',
+      '/displayname',
+      '/huge',
+    ];
+    const reply = await get(
+      `/player/${minikloon.uuid}/history?${asked.map((field) => `fields=${encodeURIComponent(field)}`).join('&')}`,
+    );
+    assert.equal(reply.statusCode, 200, reply.body);
+    const body = reply.json();
+    assert.equal(body.uuid, minikloon.uuid);
+    assert.equal(body.points.length, 2);
+    assert.ok(Date.parse(body.points[0].at) < Date.parse(body.points[1].at), 'oldest first');
+    assert.deepEqual(body.points[0].values, {
+      '/stats/Bedwars/wins_bedwars': 1,
+      '/a~1b~0c': null,
+      '/a~1b~0c/x/1': null,
+      '/nothing/here': null,
+      '/displayname': 'Minikloon',
+      '/huge': null,
+    });
+    assert.deepEqual(body.points[1].values['/a~1b~0c'], { x: [1, 2] });
+    assert.equal(body.points[1].values['/a~1b~0c/x/1'], 2);
+    assert.match(reply.body, /"\/huge":123456789012345678901[,}]/, 'the digits of a big integer are kept');
+  });
+
+  it('thins evenly to the limit, keeping the first and the last, and reads a range given as days or times', async (t) => {
+    const { fetchAs, get } = await setup(t);
+    for (let wins = 0; wins < 10; wins++) await fetchAs(playerWith({ wins }));
+    const url = `/player/${minikloon.uuid}/history?fields=/stats/Bedwars/wins_bedwars`;
+    const winsOf = (reply: { json(): { points: { values: Record<string, number> }[] } }) =>
+      reply.json().points.map((point) => point.values['/stats/Bedwars/wins_bedwars']);
+    assert.deepEqual(winsOf(await get(`${url}&limit=4`)), [0, 3, 6, 9]);
+    assert.deepEqual(winsOf(await get(`${url}&limit=1`)), [9], 'one point: the latest');
+    const all = await get(url);
+    assert.deepEqual(winsOf(all), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const times: string[] = all.json().points.map((point: { at: string }) => point.at);
+    const [first = '', second = '', last = ''] = [times[0], times[1], times[9]];
+    const days = `from=${first.slice(0, 10)}&to=${last.slice(0, 10)}`;
+    assert.equal(winsOf(await get(`${url}&${days}`)).length, 10, 'a day is the whole of it');
+    const tomorrow = new Date(Date.parse(last) + 24 * HOUR_MS).toISOString().slice(0, 10);
+    assert.deepEqual(winsOf(await get(`${url}&from=${tomorrow}&to=${tomorrow}`)), []);
+    assert.deepEqual(
+      winsOf(await get(`${url}&from=${second}&to=${encodeURIComponent(second)}`)),
+      [1],
+      'times bound it to the millisecond, both ends in',
+    );
+    const future = await get(`${url}&from=${new Date(Date.now() + HOUR_MS).toISOString()}`);
+    assert.equal(future.statusCode, 400, 'from after now, the default end');
+  });
+
+  it('reconstructs sessions from logins and logouts, with the numbers that moved in each, newest first', async (t) => {
+    const { fetchAs, get } = await setup(t);
+    const day = Date.UTC(2026, 10, 1);
+    await fetchAs(playerWith({ wins: 10, login: day, logout: day + HOUR_MS }));
+    await fetchAs(playerWith({ wins: 10, login: day + 5 * HOUR_MS, logout: day + HOUR_MS }));
+    await fetchAs(playerWith({ wins: 12, login: day + 5 * HOUR_MS, logout: day + HOUR_MS }));
+    await fetchAs(playerWith({ wins: 13, login: day + 5 * HOUR_MS, logout: day + 7 * HOUR_MS }));
+    await fetchAs(playerWith({ wins: 13, login: day + 9 * HOUR_MS, logout: day + 7 * HOUR_MS }));
+    const reply = await get(`/player/${minikloon.uuid}/sessions`);
+    assert.equal(reply.statusCode, 200, reply.body);
+    const { sessions } = reply.json();
+    assert.deepEqual(sessions, [
+      { start: new Date(day + 9 * HOUR_MS).toISOString(), end: null, changes: {} },
+      {
+        start: new Date(day + 5 * HOUR_MS).toISOString(),
+        end: new Date(day + 7 * HOUR_MS).toISOString(),
+        changes: { '/stats/Bedwars/wins_bedwars': 3 },
+      },
+      { start: new Date(day).toISOString(), end: new Date(day + HOUR_MS).toISOString(), changes: {} },
+    ]);
+    assert.equal((await get(`/player/${minikloon.uuid}/sessions?limit=1`)).json().sessions.length, 1);
+  });
+
+  it('shows no session for a player who hides their online status', async (t) => {
+    const { fetchAs, get } = await setup(t);
+    const hidden = playerWith({ wins: 1 });
+    delete hidden.lastLogin;
+    delete hidden.lastLogout;
+    await fetchAs(hidden);
+    await fetchAs({
+      ...hidden,
+      stats: { ...hidden.stats, Bedwars: { ...hidden.stats.Bedwars, wins_bedwars: 2 } },
+    });
+    const reply = await get(`/player/${minikloon.uuid}/sessions`);
+    assert.equal(reply.statusCode, 200, reply.body);
+    assert.deepEqual(reply.json().sessions, []);
+  });
+
+  it('answers 404 for a player with no snapshot and for an unknown username, 400 for bad queries', async (t) => {
+    const { get, fetchAs } = await setup(t);
+    for (const path of ['history?fields=/a', 'sessions']) {
+      const never = await get(`/player/${FIXTURE_PLAYERS.builder.uuid}/${path}`);
+      assert.equal(never.statusCode, 404, never.body);
+      assert.equal(problemName(never), 'PLAYER_NOT_FOUND');
+      const unknown = await get(`/player/nobody_here/${path}`);
+      assert.equal(unknown.statusCode, 404, unknown.body);
+    }
+    await fetchAs(playerWith({ wins: 1 }));
+    const base = `/player/${minikloon.uuid}/history`;
+    const bad: [string, RegExp][] = [
+      ['', /fields/],
+      ['?fields=', /fields/],
+      ['?fields=stats', /fields\/0/],
+      ['?fields=/a~2b', /fields\/0/],
+      ['?fields=/ok,nope', /fields\/1/],
+      [`?fields=${Array.from({ length: 51 }, (_, index) => `/f${index}`).join(',')}`, /1 to 50/],
+      ['?fields=/a&from=2026-11-02&to=2026-11-01', /from.*must not be after/],
+      ['?fields=/a&from=yesterday', /from/],
+      ['?fields=/a&from=2026-02-30', /from/],
+      ['?fields=/a&limit=0', /limit/],
+      ['?fields=/a&limit=1001', /limit/],
+      ['?fields=/a&other=1', /other/],
+    ];
+    for (const [query, field] of bad) {
+      const reply = await get(`${base}${query}`);
+      assert.equal(reply.statusCode, 400, `${query}: ${reply.body}`);
+      assert.match(fieldsOf(reply), field, query);
+    }
+    const fiftyDistinct = Array.from({ length: 50 }, (_, index) => `/f${index}`);
+    const duplicates = await get(`${base}?fields=${[...fiftyDistinct, '/f0', '/f1'].join(',')}`);
+    assert.equal(duplicates.statusCode, 200, 'a pointer asked twice counts once');
+    assert.equal(Object.keys(duplicates.json().points[0].values).length, 50);
+    const sessions = await get(`/player/${minikloon.uuid}/sessions?from=2026-11-02&to=2026-11-01`);
+    assert.equal(sessions.statusCode, 400);
+  });
+
+  it('stores one snapshot for concurrent fetches of the same data by two instances, seqs without gaps', async (t) => {
+    const { fetchAs, rows, get, databaseUrl } = await setup(t);
+    await fetchAs(playerWith({ wins: 1 }));
+    fake.setPlayer(minikloon.uuid, playerWith({ wins: 2 }));
+    // Another instance on the same database with its own cache: nothing makes the two fetch only once.
+    const other = await buildPlayerTestApp(t, fake, {
+      backend,
+      databaseUrl,
+      env: { CACHE_PLAYER_FRESH_SECONDS: '0', CACHE_STALE_IF_ERROR_SECONDS: '0' },
+    });
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        (index % 2 === 0 ? get : other.get)(`/player/${minikloon.uuid}`),
+      ),
+    );
+    assert.deepEqual(
+      replies.map((reply) => reply.statusCode),
+      replies.map(() => 200),
+    );
+    assert.ok(fake.callsTo('/v2/player').length >= 2, 'both instances fetched');
+    assert.deepEqual(
+      (await rows()).map((row) => row.seq),
+      [1, 2],
+    );
+  });
+
+  it("lets any owner read a player's history (public data, one record for all)", async (t) => {
+    const { fetchAs, get, app, config } = await setup(t);
+    for (let wins = 0; wins < 5; wins++) await fetchAs(playerWith({ wins }));
+    const otherOwner = await issueToken(app, config, { owner: 987654321098765432n, grants: ['player:read'] });
+    const url = `/player/${minikloon.uuid}/history?fields=/stats/Bedwars/wins_bedwars`;
+    const mine = await get(url);
+    const theirs = await get(url, otherOwner);
+    assert.equal(theirs.statusCode, 200, 'player data is public: the history is one for every owner');
+    assert.equal(theirs.body, mine.body);
+    const noGrant = await get(url, await issueToken(app, config, { grants: ['ping:read'] }));
+    assert.equal(noGrant.statusCode, 403);
+  });
+});

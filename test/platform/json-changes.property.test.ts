@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { applyChanges, diffJson, parseChanges, valueAfterChanges } from '../../src/platform/json-changes.js';
 import { LongInteger, parseJsonExact, stringifyExact } from '../../src/platform/json.js';
+import { applyChanges, diffJson, parseChanges, valueAfterChanges } from '../../src/platform/json-changes.js';
 import { formatPointer, parsePointer, valueAtPath } from '../../src/platform/json-pointer.js';
 
 /** JSON documents, with the keys that need escaping in a pointer and a `__proto__` member among them. */
@@ -33,7 +33,12 @@ function canonical(value: unknown): string {
       .map((name) => [name, sorted((inner as Record<string, unknown>)[name])] as const);
     const copy: Record<string, unknown> = {};
     for (const [name, member] of entries) {
-      Object.defineProperty(copy, name, { value: member, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(copy, name, {
+        value: member,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return copy;
   };
@@ -44,7 +49,9 @@ function canonical(value: unknown): string {
 function pathsOf(document: unknown, prefix: string[] = []): string[][] {
   const inner =
     typeof document === 'object' && document !== null && !(document instanceof LongInteger)
-      ? Object.keys(document).flatMap((name) => pathsOf((document as Record<string, unknown>)[name], [...prefix, name]))
+      ? Object.keys(document).flatMap((name) =>
+          pathsOf((document as Record<string, unknown>)[name], [...prefix, name]),
+        )
       : [];
   return [prefix, ...inner];
 }

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
+import { isInteger, isSafeNumber, parse as parseLossless } from 'lossless-json';
 import { Type } from 'typebox';
-import { LongInteger, parseJsonBody } from '../../src/platform/json.js';
+import { LongInteger, parseJsonBody, parseJsonExact } from '../../src/platform/json.js';
 import { MAX_SNOWFLAKE, Snowflake, SnowflakeOut } from '../../src/platform/snowflake.js';
 import { buildTestApp, suiteScope } from '../helpers/build-test-app.js';
 
@@ -37,6 +38,50 @@ describe('exact JSON (properties)', () => {
       fc.property(unsafe, (id) => {
         assert.deepEqual(parseJsonBody(`{"n":[${id}]}`, 64), { n: [new LongInteger(id.toString())] });
       }),
+    );
+  });
+
+  it('parses trusted text exactly as a full exact parser does: long integers anywhere, digits in strings, escapes', () => {
+    const oracle = (text: string) =>
+      parseLossless(text, null, (digits) =>
+        isSafeNumber(digits) ? Number(digits) : isInteger(digits) ? new LongInteger(digits) : Number(digits),
+      );
+    const longNumber = fc.oneof(
+      fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String),
+      fc.constantFrom(
+        '9223372036854776000',
+        '-9007199254740993',
+        '1234567890123456',
+        '1.23456789012345678901',
+        '12345678901234567e3',
+        '1e-12345678901234567',
+        '0.5',
+      ),
+    );
+    const piece = fc.oneof(
+      longNumber.map((digits) => ({ raw: digits })),
+      fc.string().map((text) => ({ raw: JSON.stringify(text) })),
+      longNumber.map((digits) => ({ raw: JSON.stringify(`"${digits}\\ ${digits}`) })),
+      fc.constantFrom({ raw: '"\\u0000x"' }, { raw: '"\\\\"' }, { raw: 'null' }, { raw: 'true' }),
+    );
+    const keys = fc.constantFrom('a', '__proto__', '12345678901234567890', 'k"q');
+    const documents = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        piece.map((p) => p.raw),
+        fc.array(tie('value'), { maxLength: 4 }).map((items) => `[${items.join(',')}]`),
+        fc
+          .uniqueArray(fc.tuple(keys, tie('value')), { maxLength: 4, selector: ([key]) => key })
+          .map(
+            (members) => `{${members.map(([key, value]) => `${JSON.stringify(key)}:${value}`).join(',')}}`,
+          ),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(documents, (text) => {
+        assert.deepEqual(parseJsonExact(text), oracle(text), text);
+      }),
+      { numRuns: 2000 },
     );
   });
 

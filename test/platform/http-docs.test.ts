@@ -152,6 +152,8 @@ describe('OpenAPI and docs', () => {
       'delete /messenger/user/{snowflake}/accounts/{uuid}': [{ bearerAuth: [] }],
       'put /messenger/user/{snowflake}/accounts/{uuid}/primary': [{ bearerAuth: [] }],
       'get /player/{player}': [{ bearerAuth: [] }],
+      'get /player/{player}/history': [{ bearerAuth: [] }],
+      'get /player/{player}/sessions': [{ bearerAuth: [] }],
       'get /gamemode/profiles/{player}': [{ bearerAuth: [] }],
       'post /ping/{player}': [{ bearerAuth: [] }],
       'get /ping/{player}': [{ bearerAuth: [] }],

@@ -276,4 +276,55 @@ describeEachBackend('player history', (backend) => {
     const noGrant = await get(url, await issueToken(app, config, { grants: ['ping:read'] }));
     assert.equal(noGrant.statusCode, 403);
   });
+
+  it('charges a reader per point, so that one owner reading long histories runs out while others read on', async (t) => {
+    const test = await buildPlayerTestApp(t, fake, {
+      backend,
+      env: {
+        CACHE_PLAYER_FRESH_SECONDS: '0',
+        WORK_BUDGET_UNITS: '40',
+        WORK_BUDGET_WINDOW_SECONDS: '60',
+        WORK_BUDGET_REFUSAL_DELAY_MS: '0',
+      },
+    });
+    for (let wins = 0; wins < 10; wins++) {
+      fake.setPlayer(minikloon.uuid, playerWith({ wins }));
+      assert.equal((await test.get(`/player/${minikloon.uuid}`)).statusCode, 200);
+    }
+    const reader = await issueToken(test.app, test.config, { owner: 7n, grants: ['player:read'] });
+    const other = await issueToken(test.app, test.config, { owner: 8n, grants: ['player:read'] });
+    const url = `/player/${minikloon.uuid}/history?fields=/stats/Bedwars/wins_bedwars`;
+    let served = 0;
+    let refused: Awaited<ReturnType<typeof test.get>> | undefined;
+    while (!refused && served < 40) {
+      const reply = await test.get(url, reader);
+      if (reply.statusCode === 200) served += 1;
+      else refused = reply;
+    }
+    assert.ok(served <= 4, `40 units pay for about 3 reads of 10 points (1 + 10 each), not ${served}`);
+    assert.equal(refused?.statusCode, 429);
+    assert.equal(refused && problemName(refused), 'WORK_BUDGET_EXHAUSTED');
+    assert.equal((await test.get(url, other)).statusCode, 200, 'another owner reads on');
+  });
+
+  it('stores nothing for a fetch that failed, and serves the stale copy without a snapshot', async (t) => {
+    const test = await buildPlayerTestApp(t, fake, { backend, env: { CACHE_PLAYER_FRESH_SECONDS: '0' } });
+    fake.setPlayer(minikloon.uuid, playerWith({ wins: 1 }));
+    assert.equal((await test.get(`/player/${minikloon.uuid}`)).statusCode, 200);
+    fake.setPlayer(minikloon.uuid, playerWith({ wins: 2 }));
+    fake.misbehave({ failWith: 502 });
+    const stale = await test.get(`/player/${minikloon.uuid}`);
+    assert.equal(stale.headers['x-cache'], 'STALE');
+    fake.misbehave({ garbage: true });
+    assert.equal((await test.get(`/player/${minikloon.uuid}`)).headers['x-cache'], 'STALE');
+    const history = await test.get(`/player/${minikloon.uuid}/history?fields=/stats/Bedwars/wins_bedwars`);
+    assert.deepEqual(
+      history
+        .json()
+        .points.map(
+          (point: { values: Record<string, number> }) => point.values['/stats/Bedwars/wins_bedwars'],
+        ),
+      [1],
+    );
+  });
 });

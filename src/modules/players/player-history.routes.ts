@@ -16,6 +16,8 @@ import type { PlayerHistoryService } from './player-history.service.js';
 const asUpstreamError = failureAsError(upstreamFailureOf);
 const TAGS = ['Player'];
 const security = [{ bearerAuth: [] }];
+/** Snapshots a sessions read goes through for one unit of work (besides a unit per session returned). */
+const SNAPSHOTS_PER_UNIT = 100;
 
 /** The pointers of `fields`, given comma-separated, as repeated parameters, or both. */
 const pointersOf = (fields: string | readonly string[]) =>
@@ -72,7 +74,8 @@ export const playerHistoryRoutes =
             "Play sessions read from the player's snapshots in the range and their `lastLogin`/`lastLogout`, newest " +
             'first, each with the numeric values that changed over it (from the snapshot before the login to the ' +
             "session's last). A player who hides their online status shows none. 404 when no snapshot of the player " +
-            "was ever stored. Costs the owner's work budget a unit per session returned, besides the request. " +
+            "was ever stored. Read from at most the 5000 newest snapshots in the range. Costs the owner's work budget " +
+            'a unit per session returned and per 100 snapshots read, besides the request. ' +
             'Grant: player:read.',
           security,
           params: PlayerParams,
@@ -89,7 +92,10 @@ export const playerHistoryRoutes =
           .sessionsOf(request.params.player, request.query, owner)
           .catch(inQuery)
           .catch(asUpstreamError);
-        await chargeWork(request, found.sessions.length);
+        await chargeWork(
+          request,
+          found.sessions.length + Math.ceil(found.snapshotsRead / SNAPSHOTS_PER_UNIT),
+        );
         return sendJsonBytes(reply, 200, Buffer.from(sessionsBody(found)));
       },
     );

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import {
   brotliCompressSync,
   brotliDecompressSync,
@@ -46,8 +47,11 @@ const BROTLI_QUALITY = 5;
 const FULL_COPY_FACTOR = 2;
 /** Pointers whose change is when the session was, not what was played in it. */
 const SESSION_TIMES = new Set(['/lastLogin', '/lastLogout']);
-/** How many snapshots the sessions reader takes from the database at a time. */
+/** How many snapshots the sessions reader takes from the database at a time, and at most in all. */
 const SESSION_PAGE = 200;
+export const MAX_SESSION_SNAPSHOTS = 5000;
+/** How many full copies a read parses before it lets other requests run. */
+const FULL_COPIES_PER_TURN = 8;
 
 export interface HistorySettings {
   /** How many days of snapshots are kept (whole UTC months are removed once all of their days are older). */
@@ -108,12 +112,12 @@ export interface PlayerHistoryService {
     request: HistoryRequest,
     owner: bigint,
   ): Promise<{ uuid: string; fields: readonly string[]; points: HistoryPoint[] }>;
-  /** The player's sessions in the range, newest first; throws as `historyOf`. */
+  /** The player's sessions in the range, newest first, and how many snapshots were read; throws as `historyOf`. */
   sessionsOf(
     player: string,
     request: SessionsRequest,
     owner: bigint,
-  ): Promise<{ uuid: string; sessions: Session[] }>;
+  ): Promise<{ uuid: string; sessions: Session[]; snapshotsRead: number }>;
   /**
    * Stores a snapshot of the player fetched at `at` for `owner`, in `within` (the fetch's transaction),
    * unless it equals their latest one. Whether it stored one.
@@ -121,8 +125,14 @@ export interface PlayerHistoryService {
   record(within: Executor, uuid: string, json: string, at: number, owner: bigint | null): Promise<boolean>;
   /** The snapshots from `from` to `to`, oldest first, evenly thinned to `limit`; undefined: none ever stored. */
   points(uuid: string, query: HistoryQuery): Promise<HistoryPoint[] | undefined>;
-  /** The sessions the snapshots from `from` to `to` show, newest first, up to `limit`; undefined as `points`. */
-  sessions(uuid: string, range: { from: number; to: number; limit: number }): Promise<Session[] | undefined>;
+  /**
+   * The sessions the snapshots from `from` to `to` show, newest first, up to `limit`, read from at most
+   * MAX_SESSION_SNAPSHOTS snapshots; and how many snapshots it read. Undefined as `points`.
+   */
+  sessions(
+    uuid: string,
+    range: { from: number; to: number; limit: number },
+  ): Promise<{ sessions: Session[]; snapshotsRead: number } | undefined>;
   /** Makes the coming months' partitions (PostgreSQL); the months it could not make, as first milliseconds. */
   prepareMonths(): Promise<number[]>;
   /** Removes the months past the retention, until done or `stop`; how many snapshots or partitions. */
@@ -205,10 +215,17 @@ export function createPlayerHistoryService({
 
   /** The full copies the rows refer to, parsed, by seq (those among the rows are not read again). */
   async function basesOf(uuid: string, rows: readonly HistoryRow[]): Promise<Map<number, unknown>> {
+    const fulls = rows.filter(isFull);
+    const missing = [...new Set(rows.map((row) => row.baseSeq))].filter(
+      (seq) => !fulls.some((row) => row.seq === seq),
+    );
+    fulls.push(...(await repository.rows(uuid, missing)));
     const bases = new Map<number, unknown>();
-    for (const row of rows) if (isFull(row)) bases.set(row.seq, readFull(row));
-    const missing = [...new Set(rows.map((row) => row.baseSeq))].filter((seq) => !bases.has(seq));
-    for (const row of await repository.rows(uuid, missing)) bases.set(row.seq, readFull(row));
+    for (const [index, row] of fulls.entries()) {
+      // Reading a full copy takes most of a millisecond: other requests get a turn between a few.
+      if (index > 0 && index % FULL_COPIES_PER_TURN === 0) await setImmediate();
+      bases.set(row.seq, readFull(row));
+    }
     return bases;
   }
 
@@ -242,9 +259,9 @@ export function createPlayerHistoryService({
     async sessionsOf(player, request, owner) {
       const range = rangeOf(request, now());
       const uuid = await uuidOf(player, owner);
-      const sessions = await service.sessions(uuid, { ...range, limit: request.limit ?? DEFAULT_SESSIONS });
-      if (!sessions) throw noHistory(uuid);
-      return { uuid, sessions };
+      const read = await service.sessions(uuid, { ...range, limit: request.limit ?? DEFAULT_SESSIONS });
+      if (!read) throw noHistory(uuid);
+      return { uuid, ...read };
     },
 
     async record(within, uuid, json, fetchedAt, owner) {
@@ -304,6 +321,7 @@ export function createPlayerHistoryService({
       /** The snapshots of the session being read (newest first), and its login. */
       let current: { login: number; rows: HistoryRow[] } | undefined;
       let before: number | undefined;
+      let snapshotsRead = 0;
       const loginOf = (document: { base: unknown; changes: ParsedChanges }) =>
         numberAt(document, ['lastLogin']);
 
@@ -326,9 +344,10 @@ export function createPlayerHistoryService({
         const page = await repository.newestFirst(uuid, {
           from,
           to,
-          limit: SESSION_PAGE,
+          limit: Math.min(SESSION_PAGE, MAX_SESSION_SNAPSHOTS - snapshotsRead),
           ...(before === undefined ? {} : { before }),
         });
+        snapshotsRead += page.length;
         for (const { row, base, changes } of await documentsOf(uuid, page)) {
           const login = base === undefined ? undefined : loginOf({ base, changes });
           if (login === undefined) continue;
@@ -340,11 +359,12 @@ export function createPlayerHistoryService({
           if (sessions.length >= limit) break;
           current = { login, rows: [row] };
         }
-        if (page.length < SESSION_PAGE || sessions.length >= limit) break;
+        if (page.length < SESSION_PAGE || sessions.length >= limit || snapshotsRead >= MAX_SESSION_SNAPSHOTS)
+          break;
         before = (page[page.length - 1] as HistoryRow).seq;
       }
       if (current && sessions.length < limit) await close(current);
-      return sessions;
+      return { sessions, snapshotsRead };
     },
 
     async prepareMonths() {

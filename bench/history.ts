@@ -68,6 +68,7 @@ async function storedBytes(name: string, snapshots: number) {
   return withService(async (service, db) => {
     const player = fixture(name);
     const size = Buffer.byteLength(JSON.stringify(player));
+    const cpu = process.cpuUsage();
     for (let game = 0; game < snapshots; game++) {
       const at = YEAR_START + game * HOUR_MS;
       playGame(player, game, at);
@@ -77,9 +78,10 @@ async function storedBytes(name: string, snapshots: number) {
       await sql<{ bytes: number; full: number }>`select sum(length(body)) as bytes,
         sum(case when seq = base_seq then 1 else 0 end) as full from player_history`.execute(db)
     ).rows[0] as { bytes: number; full: number };
+    const used = process.cpuUsage(cpu);
     const perSnapshot = Number(bytes) / snapshots;
     console.log(
-      `${name}: ${size} bytes; ${snapshots} snapshots, ${full} full copies; ${Math.round(perSnapshot)} bytes per snapshot = ${((100 * perSnapshot) / size).toFixed(1)} % of the player`,
+      `${name}: ${size} bytes; ${snapshots} snapshots, ${full} full copies; ${Math.round(perSnapshot)} bytes per snapshot = ${((100 * perSnapshot) / size).toFixed(1)} % of the player; ${((used.user + used.system) / 1000 / snapshots).toFixed(2)} ms CPU to store one (with the transaction)`,
     );
   });
 }

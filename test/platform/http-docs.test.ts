@@ -152,6 +152,7 @@ describe('OpenAPI and docs', () => {
       'delete /messenger/user/{snowflake}/accounts/{uuid}': [{ bearerAuth: [] }],
       'put /messenger/user/{snowflake}/accounts/{uuid}/primary': [{ bearerAuth: [] }],
       'get /player/{player}': [{ bearerAuth: [] }],
+      'post /players': [{ bearerAuth: [] }],
       'get /gamemode/profiles/{player}': [{ bearerAuth: [] }],
       'post /ping/{player}': [{ bearerAuth: [] }],
       'get /ping/{player}': [{ bearerAuth: [] }],

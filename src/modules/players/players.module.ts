@@ -6,6 +6,8 @@ import type { Logger } from '../../platform/logger.js';
 import type { Upstreams } from '../../upstream/upstreams.js';
 import { playersRoutes } from './players.routes.js';
 import { createPlayersService, type PlayersService } from './players.service.js';
+import { playersBulkRoutes } from './players-bulk.routes.js';
+import { createPlayersBulkService } from './players-bulk.service.js';
 
 export interface PlayersSettings {
   readonly playerFreshSeconds: number;
@@ -27,7 +29,7 @@ export interface PlayersModuleDeps {
 const freshness = (foundSeconds: number, notFoundSeconds: number) => (entry: CacheEntry) =>
   (entry.bytes.length === 0 ? notFoundSeconds : foundSeconds) * 1000;
 
-/** Players: `GET /player/{player}`, and the player domain API other modules call (resolve, lookup). */
+/** Players: `GET /player/{player}`, `POST /players`, and the player domain API other modules call (resolve, lookup). */
 export function createPlayersModule({
   db,
   caching,
@@ -52,5 +54,14 @@ export function createPlayersModule({
     }),
     log,
   });
-  return { name: 'players', service, routes: playersRoutes(service, upstreams.quota) };
+  const bulk = playersBulkRoutes(createPlayersBulkService(service), upstreams.quota);
+  const single = playersRoutes(service, upstreams.quota);
+  return {
+    name: 'players',
+    service,
+    routes: async (app, options) => {
+      await single(app, options);
+      await bulk(app, options);
+    },
+  };
 }

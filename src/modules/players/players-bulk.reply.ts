@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { sendJsonBytes } from '../../platform/http/cache-headers.js';
+import { sendJoinedJson } from '../../platform/http/joined-body.js';
 import { type FailureOf, failureBodyOf } from '../../platform/http/lookup-result.js';
 import { playerResultBody } from './players.reply.js';
 import type { BulkItem } from './players-bulk.service.js';
@@ -17,8 +17,8 @@ function itemBody(item: BulkItem, failureOf: FailureOf): Buffer {
 }
 
 /**
- * A bulk read's answer, `{"results":{"<as given>":<PlayerResult>,...}}`, joined from each item's bytes (a
- * found player's are the cached body as it is): no parse, no serialization. Never kept by a cache: its
+ * A bulk read's answer, `{"results":{"<as given>":<PlayerResult>,...}}`, sent as each item's bytes one after
+ * the other (a found player's are the cached body as it is): no parse, no serialization, no copy. Never kept by a cache: its
  * items differ in freshness, and a client keeps each as it likes.
  */
 export function sendBulkResults(
@@ -27,16 +27,12 @@ export function sendBulkResults(
   failureOf: FailureOf,
 ): FastifyReply {
   const parts: Buffer[] = [OPEN];
-  let length = OPEN.length + CLOSE.length;
   let separator = '';
   for (const [key, item] of items) {
-    const name = Buffer.from(`${separator}${JSON.stringify(key)}:`);
-    const body = itemBody(item, failureOf);
-    parts.push(name, body);
-    length += name.length + body.length;
+    parts.push(Buffer.from(`${separator}${JSON.stringify(key)}:`), itemBody(item, failureOf));
     separator = ',';
   }
   parts.push(CLOSE);
   reply.header('cache-control', 'no-store');
-  return sendJsonBytes(reply, 200, Buffer.concat(parts, length));
+  return sendJoinedJson(reply, 200, parts);
 }

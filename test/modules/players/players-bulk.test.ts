@@ -203,7 +203,7 @@ describeEachBackend(
       if (backend.cache === 'memory') assert.ok(work >= 595 && work <= 597, `work left ${work}`);
     });
 
-    it('serves the example request of the OpenAPI document', async (t) => {
+    it('serves the example request of the OpenAPI document, and the docs page lists the route', async (t) => {
       const { app, post } = await setup(t);
       const document = JSON.parse((await app.inject({ method: 'GET', url: '/openapi.json' })).body);
       const example = document.paths['/players'].post.requestBody.content['application/json'].schema.example;
@@ -212,6 +212,12 @@ describeEachBackend(
       const results = resultsOf(reply);
       assert.deepEqual(Object.keys(results), example.players);
       for (const result of Object.values(results)) assert.equal(result.success, true);
+      const page = await app.inject({ method: 'GET', url: '/docs' });
+      assert.match(
+        page.body,
+        /<code>POST<\/code><\/td><td><code>\/players<\/code>/,
+        'the docs page lists it',
+      );
     });
 
     it('gives the items the upstream failed for the failure body GET /player/{player} answers', async (t) => {

@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
+import { type BulkReads, bulkSection } from './bulk.js';
 import type { Outcome } from './compare.js';
 import { type FairShare, fairShareSection } from './fair-share.js';
 import type {
@@ -85,6 +86,7 @@ export interface ReportInput {
   readonly outcomes: readonly Outcome[];
   readonly growth: Growth;
   readonly fairShare?: FairShare;
+  readonly bulk?: BulkReads;
 }
 
 // --- Formatting --------------------------------------------------------------------------------------
@@ -485,6 +487,7 @@ export function renderReport(input: ReportInput): string {
     input.outcomes.length > 0 ? mainTable(input.outcomes) : '',
     growthSection(input.growth),
     input.fairShare ? fairShareSection(input.fairShare) : '',
+    input.bulk ? bulkSection(input.bulk) : '',
   ];
   return `${sections.filter((section) => section !== '').join('\n\n')}\n`;
 }

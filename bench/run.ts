@@ -7,10 +7,12 @@
 //                            BENCH_GROWTH_SECONDS (default 5: each growth point)
 //   BENCH_ONLY=growth npm run bench     only the growth points
 //   BENCH_ONLY='fair share' npm run bench   only one owner flooding while another reads (bench/fair-share.ts)
+//   BENCH_ONLY='bulk reads' npm run bench   only 100 cached players in one POST /players against single reads (bench/bulk.ts)
 // The load comes from wrk when it is installed (`apt-get install -y wrk`): autocannon, in JavaScript,
 // saturates near 10k req/s on two cores and so flatters every ratio; it is used only without wrk.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { startFakeUpstream } from '../test/helpers/fake-upstream.js';
+import { BULK, type BulkReads, bulkSection, runBulk } from './bulk.js';
 import { type Outcome, runScenario } from './compare.js';
 import { FAIR_SHARE, type FairShare, fairShareSection, runFairShare } from './fair-share.js';
 import { type Growth, runGrowth } from './growth.js';
@@ -99,12 +101,17 @@ if (outcomes.length > 0) printTable(outcomes);
 
 let growth: Growth = {};
 let fairShare: FairShare | undefined;
+let bulk: BulkReads | undefined;
 if (useWrk) {
   console.log('');
   growth = await runGrowth(upstream, selected);
   if (selected(FAIR_SHARE)) {
     fairShare = await runFairShare(upstream);
     console.log(`\n${fairShareSection(fairShare)}`);
+  }
+  if (selected(BULK)) {
+    bulk = await runBulk();
+    console.log(`\n${bulkSection(bulk)}`);
   }
 } else
   console.log('\nthe growth points and fair share need wrk (their requests come from wrk scripts): skipped');
@@ -124,6 +131,7 @@ const results = {
   outcomes,
   growth,
   fairShare,
+  bulk,
 };
 writeFileSync('bench/results/latest.json', `${JSON.stringify(results, null, 2)}\n`);
 // Only a full run may stand as the report: a partial one would replace it with some of its tables.
@@ -141,6 +149,7 @@ writeFileSync(
     outcomes,
     growth,
     ...(fairShare ? { fairShare } : {}),
+    ...(bulk ? { bulk } : {}),
   }),
 );
 console.log(`\nwritten to bench/results/latest.json and ${reportPath}`);

@@ -3,6 +3,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { JoinedBody } from '../../src/platform/http/joined-body.js';
 
 /**
  * Keeps the OpenAPI document true to what the service answers: every response an app built by the test
@@ -26,7 +27,7 @@ export interface Exchange {
   readonly status: number;
   /** Response headers, by lower-case name. */
   readonly headers: Readonly<Record<string, unknown>>;
-  /** The body as text; undefined when it was streamed (not checked). */
+  /** The body as text (a JoinedBody's parts joined); undefined when it was streamed otherwise (not checked). */
   readonly body: string | undefined;
 }
 
@@ -240,9 +241,11 @@ export class ResponseConformance {
         ? payload
         : Buffer.isBuffer(payload)
           ? decoded(payload, reply.getHeader('content-encoding')).toString('utf8')
-          : payload == null
-            ? ''
-            : undefined;
+          : payload instanceof JoinedBody
+            ? Buffer.concat(payload.parts).toString('utf8')
+            : payload == null
+              ? ''
+              : undefined;
     const exchange: Exchange = {
       method: request.method,
       route,

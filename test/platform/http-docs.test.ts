@@ -154,6 +154,7 @@ describe('OpenAPI and docs', () => {
       'get /player/{player}': [{ bearerAuth: [] }],
       'get /player/{player}/history': [{ bearerAuth: [] }],
       'get /player/{player}/sessions': [{ bearerAuth: [] }],
+      'post /players': [{ bearerAuth: [] }],
       'get /gamemode/profiles/{player}': [{ bearerAuth: [] }],
       'post /ping/{player}': [{ bearerAuth: [] }],
       'get /ping/{player}': [{ bearerAuth: [] }],

@@ -9,6 +9,8 @@ import { playerHistoryRoutes } from './player-history.routes.js';
 import { createPlayerHistoryService, type HistorySettings } from './player-history.service.js';
 import { playersRoutes } from './players.routes.js';
 import { createPlayersService, type PlayersService } from './players.service.js';
+import { playersBulkRoutes } from './players-bulk.routes.js';
+import { createPlayersBulkService } from './players-bulk.service.js';
 
 export interface PlayersSettings {
   readonly playerFreshSeconds: number;
@@ -33,9 +35,9 @@ const freshness = (foundSeconds: number, notFoundSeconds: number) => (entry: Cac
   (entry.bytes.length === 0 ? notFoundSeconds : foundSeconds) * 1000;
 
 /**
- * Players: `GET /player/{player}`, the player domain API other modules call (resolve, lookup), and each
- * player's history (a snapshot per fetch that found them changed: `/player/{player}/history` and
- * `/sessions`), with its retention job.
+ * Players: `GET /player/{player}`, `POST /players`, the player domain API other modules call (resolve,
+ * lookup), and each player's history (a snapshot per fetch that found them changed:
+ * `/player/{player}/history` and `/sessions`), with its retention job.
  */
 export function createPlayersModule({
   db,
@@ -81,12 +83,16 @@ export function createPlayersModule({
     }),
     log,
   });
+  const single = playersRoutes(service, upstreams.quota);
+  const bulk = playersBulkRoutes(createPlayersBulkService(service), upstreams.quota);
+  const historyRoutes = playerHistoryRoutes(history);
   return {
     name: 'players',
     service,
-    routes: async (app) => {
-      await app.register(playersRoutes(service, upstreams.quota));
-      await app.register(playerHistoryRoutes(history));
+    routes: async (app, options) => {
+      await single(app, options);
+      await bulk(app, options);
+      await historyRoutes(app, options);
     },
     async start() {
       // The month partitions are made before the first snapshot (PostgreSQL; a month without one goes to

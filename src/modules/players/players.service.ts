@@ -82,15 +82,23 @@ export interface PlayersService {
    * and in `lookup`, is whose lookup it is: an upstream call it costs is charged to their share of the key
    * (none: the service's own lookup).
    */
-  resolve(player: string, owner?: bigint): Promise<Resolution>;
+  resolve(player: string, owner?: bigint, options?: LookupOptions): Promise<Resolution>;
   /**
    * The undashed lowercase UUID `player` names, resolved as `resolve` does; 404 PLAYER_NOT_FOUND when no
    * Minecraft player has the username. For the modules that need a player to go on (ping, linking).
    */
   uuidOf(player: string, owner?: bigint): Promise<string>;
   /** The player a UUID or username names: from the cache while fresh, otherwise from Hypixel. */
-  lookup(player: string, owner?: bigint): Promise<PlayerLookup>;
+  lookup(player: string, owner?: bigint, options?: LookupOptions): Promise<PlayerLookup>;
 }
+
+/** How a lookup's upstream calls run (a bulk read bounds how many of its own are in flight at once). */
+export interface LookupOptions {
+  /** Runs one upstream call (Mojang's or Hypixel's) of this lookup; a cache hit calls it never. */
+  readonly upstream?: <T>(call: () => Promise<T>) => Promise<T>;
+}
+
+const direct = <T>(call: () => Promise<T>): Promise<T> => call();
 
 export interface PlayersServiceDeps {
   readonly db: Executor;
@@ -152,7 +160,7 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
   }
 
   const service: PlayersService = {
-    async resolve(player, owner) {
+    async resolve(player, owner, options) {
       const ref = parsePlayerRef(player);
       if (!ref) {
         throw AppError.of(ErrorKinds.INVALID_FIELD, {
@@ -164,7 +172,7 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
       const { username } = ref;
       const served = await deps.usernames.get(
         username.toLowerCase(),
-        () => lookupName(username, owner),
+        () => (options?.upstream ?? direct)(() => lookupName(username, owner)),
         () => lastKnownName(username),
       );
       return served.bytes.length > 0
@@ -178,13 +186,13 @@ export function createPlayersService(deps: PlayersServiceDeps): PlayersService {
       return resolved.uuid;
     },
 
-    async lookup(player, owner) {
-      const resolved = await service.resolve(player, owner);
+    async lookup(player, owner, options) {
+      const resolved = await service.resolve(player, owner, options);
       if ('unknown' in resolved) return { kind: 'unknown_name', freshness: resolved.unknown };
       const { uuid } = resolved;
       const served = await deps.players.get(
         uuid,
-        () => fetchPlayer(uuid, owner),
+        () => (options?.upstream ?? direct)(() => fetchPlayer(uuid, owner)),
         () => lastKnownPlayer(uuid),
       );
       if (served.bytes.length === 0) return { kind: 'never_joined', uuid, freshness: served.freshness };

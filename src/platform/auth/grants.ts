@@ -33,7 +33,7 @@ export const isOperatorGrant = (grant: Grant): grant is OperatorGrant =>
 
 /** What each grant opens, as the docs page and the README say it. */
 export const GRANT_OPENS: Readonly<Record<Grant, string>> = {
-  'player:read': "a player's Hypixel data (GET /player/{player})",
+  'player:read': "players' Hypixel data (GET /player/{player}, and up to 100 at once: POST /players)",
   'profiles:read': "a player's SkyBlock profiles (GET /gamemode/profiles/{player})",
   'ping:read': "a player's daily ping history (GET /ping/{player})",
   'messenger:log': "logging your bot's interactions (POST /messenger/logging/interaction)",

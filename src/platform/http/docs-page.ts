@@ -58,7 +58,7 @@ ${grants.join('\n')}
 </tbody></table>
 <h2 id="limits">Limits</h2>
 <p>Each owner has a budget of the service's work in cost units (a cached read costs 1, a durable write 5,
-a body a unit per KiB, a ping history a unit per day, a ping batch a unit per sample, a page of interaction
+a body a unit per KiB, a bulk read of players a unit per player, a ping history a unit per day, a ping batch a unit per sample, a page of interaction
 logs a unit per 256 bytes), a number of requests in progress at once, and a share of the upstream key for
 uncached player and profile lookups. Every answer says where the owner stands in
 <code>RateLimit-Policy</code> and <code>RateLimit</code> (policies <code>"work"</code>, <code>"upstream"</code>,

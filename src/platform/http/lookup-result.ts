@@ -47,7 +47,7 @@ const retryAfterOf = (failure: LookupFailure): Record<string, string> =>
 export const UNKNOWN_USERNAME_CAUSE = 'No Minecraft player has this username';
 
 /** The result shape's failure body: `{success: false, cause, throttle, <field>: null}`. */
-function failureBody(field: string, cause: string, throttle = false): Buffer {
+export function failureBody(field: string, cause: string, throttle = false): Buffer {
   return Buffer.from(JSON.stringify({ success: false, cause, throttle, [field]: null }));
 }
 
@@ -84,6 +84,15 @@ export function sendNotFound(
 }
 
 /**
+ * The result shape's body of a lookup's failure, as its own answer would carry it (without its status and
+ * Retry-After: the items of a bulk read); undefined for an error `failureOf` does not know.
+ */
+export function failureBodyOf(field: string, error: unknown, failureOf: FailureOf): Buffer | undefined {
+  const failure = failureOf(error);
+  return failure && failureBody(field, failure.cause, failure.throttle);
+}
+
+/**
  * A lookup's failure with no copy to stand in, in the result shape: 429 (with Retry-After), 502, 503 or
  * 504, never kept by clients. Anything else that was thrown is not the result shape's to answer: rethrown.
  */
@@ -111,7 +120,7 @@ export interface QuotaStandings {
  * The caller's standing in their share of the upstream key, as the RateLimit headers say it (policy
  * `"upstream"`, beside the owner's `"work"` budget): none until the key's limit is known.
  */
-function setQuotaHeaders(reply: FastifyReply, status: QuotaStanding | undefined): void {
+export function setQuotaHeaders(reply: FastifyReply, status: QuotaStanding | undefined): void {
   if (!status) return;
   addRateLimitHeaders(reply, 'upstream', {
     capacity: status.limit,
@@ -166,7 +175,7 @@ export function lookupHandler<T>({ lookup, ...answer }: LookupRoute<T>) {
 }
 
 /** The result shape of a failure, `{success: false, cause, throttle, <field>: null}`. */
-function failureShape(field: string) {
+export function failureShape(field: string) {
   return Type.Object(
     {
       success: Type.Literal(false),

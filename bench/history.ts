@@ -1,7 +1,8 @@
 /*
  * Player history: what a snapshot costs to store, and what a history read costs as snapshots pile up.
  * In process, on SQLite (a fresh file), through the service the players module uses; no HTTP (the read's
- * HTTP cost is a small fixed part, measured by the other benches). `npm run bench:history`.
+ * HTTP cost is a small fixed part, measured by the other benches). `BENCH_ONLY='player history' npm run bench`,
+ * or `npm run bench:history` for this section alone (printed, nothing written).
  *
  * - bytes stored per snapshot for a typical change (a game of Bed Wars: its counters, the network
  *   experience, the login times) of each fixture player, against the player's size;
@@ -64,29 +65,54 @@ async function withService<T>(
   }
 }
 
-async function storedBytes(name: string, snapshots: number) {
+export const HISTORY = 'player history';
+
+interface Stored {
+  readonly name: string;
+  readonly playerBytes: number;
+  readonly snapshots: number;
+  readonly fullCopies: number;
+  readonly bytesPerSnapshot: number;
+  readonly cpuMsPerSnapshot: number;
+}
+
+interface Read {
+  readonly snapshots: number;
+  readonly cpuMsPerRead: number;
+}
+
+export interface HistoryFigures {
+  readonly stored: readonly Stored[];
+  readonly reads: readonly Read[];
+}
+
+async function storedBytes(name: string, snapshots: number): Promise<Stored> {
   return withService(async (service, db) => {
     const player = fixture(name);
-    const size = Buffer.byteLength(JSON.stringify(player));
+    const playerBytes = Buffer.byteLength(JSON.stringify(player));
     const cpu = process.cpuUsage();
     for (let game = 0; game < snapshots; game++) {
       const at = YEAR_START + game * HOUR_MS;
       playGame(player, game, at);
       await service.record(executorOf(db), 'p', JSON.stringify(player), at, 1n);
     }
+    const used = process.cpuUsage(cpu);
     const { bytes, full } = (
       await sql<{ bytes: number; full: number }>`select sum(length(body)) as bytes,
         sum(case when seq = base_seq then 1 else 0 end) as full from player_history`.execute(db)
     ).rows[0] as { bytes: number; full: number };
-    const used = process.cpuUsage(cpu);
-    const perSnapshot = Number(bytes) / snapshots;
-    console.log(
-      `${name}: ${size} bytes; ${snapshots} snapshots, ${full} full copies; ${Math.round(perSnapshot)} bytes per snapshot = ${((100 * perSnapshot) / size).toFixed(1)} % of the player; ${((used.user + used.system) / 1000 / snapshots).toFixed(2)} ms CPU to store one (with the transaction)`,
-    );
+    return {
+      name,
+      playerBytes,
+      snapshots,
+      fullCopies: Number(full),
+      bytesPerSnapshot: Number(bytes) / snapshots,
+      cpuMsPerSnapshot: (used.user + used.system) / 1000 / snapshots,
+    };
   });
 }
 
-async function readCost(snapshots: number) {
+async function readCost(snapshots: number): Promise<Read> {
   return withService(async (service, db) => {
     const player = fixture('player.json');
     for (let game = 0; game < snapshots; game++) {
@@ -102,22 +128,50 @@ async function readCost(snapshots: number) {
     for (let warm = 0; warm < 5; warm++) await read();
     const reads = 50;
     const cpu = process.cpuUsage();
-    const started = performance.now();
     for (let index = 0; index < reads; index++) await read();
     const used = process.cpuUsage(cpu);
-    const perReadMs = (used.user + used.system) / 1000 / reads;
-    console.log(
-      `history read, 100 points x 5 fields over ${snapshots} hourly snapshots: ${perReadMs.toFixed(2)} ms CPU per read (${((performance.now() - started) / reads).toFixed(2)} ms wall)`,
-    );
-    return perReadMs;
+    return { snapshots, cpuMsPerRead: (used.user + used.system) / 1000 / reads };
   });
 }
 
-await storedBytes('player.json', 500);
-await storedBytes('player-large.json', 200);
-const tenth = await readCost(876);
-const year = await readCost(8760);
-const twoYears = await readCost(17_520);
-console.log(
-  `a year's read costs ${(year / tenth).toFixed(2)}x a tenth of a year's (10x the snapshots); two years' ${(twoYears / year).toFixed(2)}x a year's (2x)`,
-);
+export async function runHistory(): Promise<HistoryFigures> {
+  return {
+    stored: [await storedBytes('player.json', 500), await storedBytes('player-large.json', 200)],
+    reads: [await readCost(876), await readCost(8760), await readCost(17_520)],
+  };
+}
+
+const fixed = (value: number, digits = 0) => value.toFixed(digits);
+
+export function historySection({ stored, reads }: HistoryFigures): string {
+  const [tenth, year, twoYears] = reads as [Read, Read, Read];
+  return [
+    '## Player history: bytes per snapshot and the cost of a read',
+    '',
+    'In process on SQLite, through the history service (bench/history.ts), on a fresh database each. A "game" is what ' +
+      "a game of Bed Wars changes: 20 of the mode's counters, the network experience and the two login times, one " +
+      'snapshot an hour. The CPU to store one is the whole record (its transaction, the diff, the compression).',
+    '',
+    '| player | size | snapshots | full copies | bytes per snapshot | of the player | CPU ms to store one |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    ...stored.map(
+      (row) =>
+        `| ${row.name} | ${row.playerBytes} | ${row.snapshots} | ${row.fullCopies} | ${fixed(row.bytesPerSnapshot)} | ` +
+        `${fixed((100 * row.bytesPerSnapshot) / row.playerBytes, 1)} % | ${fixed(row.cpuMsPerSnapshot, 2)} |`,
+    ),
+    '',
+    '| a read of 100 points x 5 fields, over | CPU ms per read |',
+    '| --- | --- |',
+    ...reads.map((read) => `| ${read.snapshots} hourly snapshots | ${fixed(read.cpuMsPerRead, 1)} |`),
+    '',
+    `- Storage: a typical change costs ${fixed((100 * (stored[0]?.bytesPerSnapshot ?? 0)) / (stored[0]?.playerBytes ?? 1), 1)} % of the player (the goal: under 10 %).`,
+    `- Reads: ${fixed(year.cpuMsPerRead / tenth.cpuMsPerRead, 2)}x for 10x the snapshots (a tenth of a year to a year), ` +
+      `${fixed(twoYears.cpuMsPerRead / year.cpuMsPerRead, 2)}x for 2x more (a year to two). A point reads its own row ` +
+      'and its full copy, never what lies between: the cost grows until each point falls on a full copy of its own, ' +
+      'then stays (about one full copy read per point, whatever the number of snapshots).',
+  ].join('\n');
+}
+
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop() ?? '')) {
+  console.log(historySection(await runHistory()));
+}

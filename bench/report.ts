@@ -18,6 +18,7 @@ import type {
   PingPoint,
 } from './growth.js';
 import type { Loaded } from './harness.js';
+import { type HistoryFigures, historySection } from './history.js';
 
 export interface Machine {
   readonly cores: number;
@@ -87,6 +88,7 @@ export interface ReportInput {
   readonly growth: Growth;
   readonly fairShare?: FairShare;
   readonly bulk?: BulkReads;
+  readonly history?: HistoryFigures;
 }
 
 // --- Formatting --------------------------------------------------------------------------------------
@@ -488,6 +490,7 @@ export function renderReport(input: ReportInput): string {
     growthSection(input.growth),
     input.fairShare ? fairShareSection(input.fairShare) : '',
     input.bulk ? bulkSection(input.bulk) : '',
+    input.history ? historySection(input.history) : '',
   ];
   return `${sections.filter((section) => section !== '').join('\n\n')}\n`;
 }

@@ -8,6 +8,7 @@
 //   BENCH_ONLY=growth npm run bench     only the growth points
 //   BENCH_ONLY='fair share' npm run bench   only one owner flooding while another reads (bench/fair-share.ts)
 //   BENCH_ONLY='bulk reads' npm run bench   only 100 cached players in one POST /players against single reads (bench/bulk.ts)
+//   BENCH_ONLY='player history' npm run bench   only the bytes per snapshot and a history read's cost (bench/history.ts)
 // The load comes from wrk when it is installed (`apt-get install -y wrk`): autocannon, in JavaScript,
 // saturates near 10k req/s on two cores and so flatters every ratio; it is used only without wrk.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { type Outcome, runScenario } from './compare.js';
 import { FAIR_SHARE, type FairShare, fairShareSection, runFairShare } from './fair-share.js';
 import { type Growth, runGrowth } from './growth.js';
 import { buildServers, type Loaded, loadName, settings, useWrk } from './harness.js';
+import { HISTORY, type HistoryFigures, historySection, runHistory } from './history.js';
 import { machineNow, markRunEnd, renderReport } from './report.js';
 import { scenarios } from './scenarios.js';
 
@@ -102,6 +104,11 @@ if (outcomes.length > 0) printTable(outcomes);
 let growth: Growth = {};
 let fairShare: FairShare | undefined;
 let bulk: BulkReads | undefined;
+let history: HistoryFigures | undefined;
+if (selected(HISTORY)) {
+  history = await runHistory();
+  console.log(`\n${historySection(history)}`);
+}
 if (useWrk) {
   console.log('');
   growth = await runGrowth(upstream, selected);
@@ -132,6 +139,7 @@ const results = {
   growth,
   fairShare,
   bulk,
+  history,
 };
 writeFileSync('bench/results/latest.json', `${JSON.stringify(results, null, 2)}\n`);
 // Only a full run may stand as the report: a partial one would replace it with some of its tables.
@@ -150,6 +158,7 @@ writeFileSync(
     growth,
     ...(fairShare ? { fairShare } : {}),
     ...(bulk ? { bulk } : {}),
+    ...(history ? { history } : {}),
   }),
 );
 console.log(`\nwritten to bench/results/latest.json and ${reportPath}`);

@@ -38,7 +38,11 @@ async function instances(
   const [first] = dbs as [(typeof dbs)[0]];
   await migrateToLatest(first, migrations);
   let runs = 0;
-  const jobs = dbs.map((db) =>
+  /** Which instance started each run. */
+  const runners: number[] = [];
+  /** The lease renewals made on the fake clock; `renewed()` waits until they are written. */
+  const renewals: Promise<void>[] = [];
+  const jobs = dbs.map((db, index) =>
     startPeriodicJob({
       name: 'test-job',
       everyMs,
@@ -46,8 +50,10 @@ async function instances(
       db: executorOf(db),
       log,
       now: realTime ? Date.now : clock.now,
+      ...(realTime ? {} : { renewEvery: (ms, renew) => clock.every(ms, () => void renewals.push(renew())) }),
       run: async (stop) => {
         runs++;
+        runners.push(index);
         await run(stop);
         return { done: true };
       },
@@ -61,7 +67,8 @@ async function instances(
   // Let the first attempts that each job makes as it starts settle (the first one takes the lease).
   await new Promise((resolve) => setTimeout(resolve, 200));
   const attempt = async () => (await Promise.all(jobs.map((job) => job.runOnce()))).filter(Boolean).length;
-  return { jobs, clock, logs, runs: () => runs, attempt };
+  const renewed = async () => void (await Promise.all(renewals));
+  return { jobs, clock, logs, runs: () => runs, runners: () => runners, renewed, attempt };
 }
 
 for (const dialect of allDialects) {
@@ -124,15 +131,22 @@ for (const dialect of allDialects) {
         release = resolve;
       });
       t.after(() => release());
-      const { jobs, runs } = await instances(t, dialect, 2, () => longRun, { everyMs: 1000, realTime: true });
+      // A second run would end at once: the check below then fails instead of waiting on it for good.
+      let started = 0;
+      const { jobs, clock, runs, runners, renewed } = await instances(t, dialect, 2, async () => {
+        if (++started === 1) await longRun;
+      });
       assert.equal(runs(), 1, 'one instance is running it');
-      // Three periods go by while the first run goes on; both instances try all along. The one running it
-      // answers when its run ends; the other must refuse every time.
-      const stillRunning = () => new Promise((resolve) => setTimeout(resolve, 500, 'running'));
-      const until = Date.now() + 3000;
-      while (Date.now() < until) {
-        const outcomes = await Promise.all(jobs.map((job) => Promise.race([job.runOnce(), stillRunning()])));
-        assert.deepEqual(outcomes.map(String).sort(), ['false', 'running']);
+      const [runner = 0] = runners();
+      const [running, other] = [jobs[runner], jobs[1 - runner]];
+      // Three periods go by, a tenth at a time, while the first run goes on (its lease ends at 0.9 of a period
+      // unless renewed); both instances try all along. The one running it answers when its run ends; the
+      // other must refuse every time.
+      for (let tenth = 1; tenth <= 30; tenth++) {
+        await clock.advance(HOUR / 10);
+        await renewed();
+        assert.equal(await other?.runOnce(), false, `${tenth / 10} periods in`);
+        assert.equal(await Promise.race([running?.runOnce(), 'running']), 'running');
       }
       release();
       assert.equal(runs(), 1);

@@ -12,6 +12,7 @@ import { describeOrSkip } from '../../helpers/backends.js';
 import { LogCapture } from '../../helpers/build-test-app.js';
 import { allDialects, type Dialect, skipOn } from '../../helpers/environment.js';
 import { createFakeClock } from '../../helpers/fake-clock.js';
+import { eventually } from '../../helpers/poll.js';
 import { createTestDatabase } from '../../helpers/test-database.js';
 
 const HOUR = 3_600_000;
@@ -27,7 +28,11 @@ async function instances(
   dialect: Dialect,
   count: number,
   run: (stop: AbortSignal) => Promise<void>,
-  { everyMs = HOUR, realTime = false }: { everyMs?: number; realTime?: boolean } = {},
+  {
+    everyMs = HOUR,
+    realTime = false,
+    longRun = false,
+  }: { everyMs?: number; realTime?: boolean; longRun?: boolean } = {},
 ) {
   const database = await createTestDatabase(dialect);
   const settings = loadConfig({ DATABASE_URL: database.url }).database;
@@ -38,6 +43,7 @@ async function instances(
   const [first] = dbs as [(typeof dbs)[0]];
   await migrateToLatest(first, migrations);
   let runs = 0;
+  let ended = 0;
   /** Which instance started each run. */
   const runners: number[] = [];
   /** The lease renewals made on the fake clock; `renewed()` waits until they are written. */
@@ -54,7 +60,7 @@ async function instances(
       run: async (stop) => {
         runs++;
         runners.push(index);
-        await run(stop);
+        await run(stop).finally(() => ended++);
         return { done: true };
       },
     }),
@@ -64,8 +70,12 @@ async function instances(
     for (const db of dbs) await db.destroy();
     await database.drop();
   });
-  // Let the first attempts that each job makes as it starts settle (the first one takes the lease).
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Let the first attempts that each job makes as it starts settle (the first one takes the lease): each
+  // found the lease held, or ran (a long run: is running).
+  const notDue = () => logs.lines.filter((line) => line.msg === 'periodic job not due').length;
+  await eventually('the first attempts', () => runs + notDue() === count && (longRun || ended === runs), {
+    everyMs: 5,
+  });
   const attempt = async () => (await Promise.all(jobs.map((job) => job.runOnce()))).filter(Boolean).length;
   const renewed = async () => void (await Promise.all(renewals));
   return { jobs, clock, logs, runs: () => runs, runners: () => runners, renewed, attempt };
@@ -90,12 +100,18 @@ for (const dialect of allDialects) {
 
     it('tells a run under way to stop when the job closes, and waits for it: a backlog never holds a shutdown', async (t) => {
       let stopped = false;
-      const { jobs, runs } = await instances(t, dialect, 1, async (stop) => {
-        // A run that would go on for a minute, one step after another, unless told to stop.
-        for (let step = 0; step < 600 && !stop.aborted; step++)
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        stopped = stop.aborted;
-      });
+      const { jobs, runs } = await instances(
+        t,
+        dialect,
+        1,
+        async (stop) => {
+          // A run that would go on for a minute, one step after another, unless told to stop.
+          for (let step = 0; step < 600 && !stop.aborted; step++)
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          stopped = stop.aborted;
+        },
+        { longRun: true },
+      );
       assert.equal(runs(), 1);
       await jobs[0]?.close();
       assert.equal(stopped, true, 'the run saw the stop and ended');
@@ -133,9 +149,15 @@ for (const dialect of allDialects) {
       t.after(() => release());
       // A second run would end at once: the check below then fails instead of waiting on it for good.
       let started = 0;
-      const { jobs, clock, runs, runners, renewed } = await instances(t, dialect, 2, async () => {
-        if (++started === 1) await longRun;
-      });
+      const { jobs, clock, runs, runners, renewed } = await instances(
+        t,
+        dialect,
+        2,
+        async () => {
+          if (++started === 1) await longRun;
+        },
+        { longRun: true },
+      );
       assert.equal(runs(), 1, 'one instance is running it');
       const [runner = 0] = runners();
       const [running, other] = [jobs[runner], jobs[1 - runner]];

@@ -10,10 +10,24 @@ export function createFakeClock(start = 1_000_000) {
   const settle = async () => {
     for (let turn = 0; turn < 5; turn++) await setImmediate();
   };
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((wake) => sleepers.push({ until: time + ms, wake }));
   return {
     now: () => time,
-    sleep(ms: number): Promise<void> {
-      return new Promise((wake) => sleepers.push({ until: time + ms, wake }));
+    sleep,
+    /** Calls `tick` every `ms` of this time until the function it returns is called (a fake setInterval). */
+    every(ms: number, tick: () => void): () => void {
+      let stopped = false;
+      void (async () => {
+        for (;;) {
+          await sleep(ms);
+          if (stopped) return;
+          tick();
+        }
+      })();
+      return () => {
+        stopped = true;
+      };
     },
     async advance(ms: number): Promise<void> {
       const target = time + ms;

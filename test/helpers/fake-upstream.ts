@@ -59,6 +59,11 @@ export interface FakeUpstream {
    * one; `reset` restores the fixtures.
    */
   setPlayer(uuid: string, player: unknown): void;
+  /**
+   * Drops the connections of the calls it is holding back (delayMs) unanswered, as an upstream going away
+   * would: the callers stop waiting at once (an app closing waits for its calls in flight).
+   */
+  hangUp(): void;
   close(): Promise<void>;
 }
 
@@ -115,6 +120,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   );
 
   const calls: UpstreamCall[] = [];
+  /** The answers it is holding back (delayMs), each with its timer. */
+  const holding = new Map<ServerResponse, NodeJS.Timeout>();
   let how: Misbehaviour = {};
   let windowStart = Date.now();
   let usedInWindow = 0;
@@ -215,8 +222,18 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       if (url.pathname.startsWith('/users/profiles/minecraft/')) return mojang(response, url);
       return json(response, 404, { success: false, cause: 'Not found' });
     };
-    if (mode.delayMs) setTimeout(answer, mode.delayMs);
-    else answer();
+    if (!mode.delayMs) return answer();
+    // A caller that gave up (timed out, closed) gets nothing: its held answer is dropped, so that no timer
+    // outlives the test that set the delay (a 10 s one held its process that long after the tests).
+    const held = setTimeout(() => {
+      holding.delete(response);
+      answer();
+    }, mode.delayMs);
+    holding.set(response, held);
+    response.once('close', () => {
+      clearTimeout(held);
+      holding.delete(response);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -242,8 +259,17 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       const text = typeof player === 'string' ? player : JSON.stringify(player);
       players.set(uuid, Buffer.from(`{"success":true,"player":${text}}`));
     },
+    hangUp() {
+      for (const [response, held] of holding) {
+        clearTimeout(held);
+        response.destroy();
+      }
+      holding.clear();
+    },
     close: () =>
       new Promise<void>((resolve, reject) => {
+        for (const held of holding.values()) clearTimeout(held);
+        holding.clear();
         server.closeAllConnections();
         server.close((error) => (error ? reject(error) : resolve()));
       }),

@@ -21,6 +21,18 @@ export interface PeriodicJobOptions {
    */
   readonly run: (stop: AbortSignal) => Promise<Record<string, unknown>>;
   readonly now?: () => number;
+  /**
+   * Calls `renew` (the lease's renewal during a long run) every `ms` until the function it returns is
+   * called. Real timers by default; a test gives one on the fake clock of its `now`.
+   */
+  readonly renewEvery?: (ms: number, renew: () => Promise<void>) => () => void;
+}
+
+/** `renew` every `ms` on real timers, which do not hold the process open. */
+function renewOnTimers(ms: number, renew: () => Promise<void>): () => void {
+  const timer = setInterval(() => void renew(), ms);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 export interface PeriodicJob {
@@ -47,6 +59,7 @@ export function startPeriodicJob({
   log,
   run,
   now = Date.now,
+  renewEvery = renewOnTimers,
 }: PeriodicJobOptions): PeriodicJob {
   const holder = randomUUID();
   const closing = new AbortController();
@@ -55,13 +68,12 @@ export function startPeriodicJob({
 
   /** While a run goes on, extends the lease every half lease; stopped by the function it returns. */
   function keepLease(): () => void {
-    const renewal = setInterval(() => {
-      renewLease(db, { name, holder, expiresAt: now() + leaseMs }).catch((error: unknown) =>
-        log.warn({ job: name, err: error }, 'periodic job could not extend its lease'),
-      );
-    }, leaseMs / 2);
-    renewal.unref();
-    return () => clearInterval(renewal);
+    return renewEvery(leaseMs / 2, () =>
+      renewLease(db, { name, holder, expiresAt: now() + leaseMs }).then(
+        () => undefined,
+        (error: unknown) => log.warn({ job: name, err: error }, 'periodic job could not extend its lease'),
+      ),
+    );
   }
 
   async function attempt(): Promise<boolean> {

@@ -12,6 +12,7 @@ import { describeOrSkip } from '../../helpers/backends.js';
 import { LogCapture } from '../../helpers/build-test-app.js';
 import { allDialects, type Dialect, skipOn } from '../../helpers/environment.js';
 import { createFakeClock } from '../../helpers/fake-clock.js';
+import { eventually } from '../../helpers/poll.js';
 import { createTestDatabase } from '../../helpers/test-database.js';
 
 const HOUR = 3_600_000;
@@ -27,7 +28,11 @@ async function instances(
   dialect: Dialect,
   count: number,
   run: (stop: AbortSignal) => Promise<void>,
-  { everyMs = HOUR, realTime = false }: { everyMs?: number; realTime?: boolean } = {},
+  {
+    everyMs = HOUR,
+    realTime = false,
+    longRun = false,
+  }: { everyMs?: number; realTime?: boolean; longRun?: boolean } = {},
 ) {
   const database = await createTestDatabase(dialect);
   const settings = loadConfig({ DATABASE_URL: database.url }).database;
@@ -38,7 +43,12 @@ async function instances(
   const [first] = dbs as [(typeof dbs)[0]];
   await migrateToLatest(first, migrations);
   let runs = 0;
-  const jobs = dbs.map((db) =>
+  let ended = 0;
+  /** Which instance started each run. */
+  const runners: number[] = [];
+  /** The lease renewals made on the fake clock; `renewed()` waits until they are written. */
+  const renewals: Promise<void>[] = [];
+  const jobs = dbs.map((db, index) =>
     startPeriodicJob({
       name: 'test-job',
       everyMs,
@@ -46,9 +56,11 @@ async function instances(
       db: executorOf(db),
       log,
       now: realTime ? Date.now : clock.now,
+      ...(realTime ? {} : { renewEvery: (ms, renew) => clock.every(ms, () => void renewals.push(renew())) }),
       run: async (stop) => {
         runs++;
-        await run(stop);
+        runners.push(index);
+        await run(stop).finally(() => ended++);
         return { done: true };
       },
     }),
@@ -58,10 +70,15 @@ async function instances(
     for (const db of dbs) await db.destroy();
     await database.drop();
   });
-  // Let the first attempts that each job makes as it starts settle (the first one takes the lease).
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Let the first attempts that each job makes as it starts settle (the first one takes the lease): each
+  // found the lease held, or ran (a long run: is running).
+  const notDue = () => logs.lines.filter((line) => line.msg === 'periodic job not due').length;
+  await eventually('the first attempts', () => runs + notDue() === count && (longRun || ended === runs), {
+    everyMs: 5,
+  });
   const attempt = async () => (await Promise.all(jobs.map((job) => job.runOnce()))).filter(Boolean).length;
-  return { jobs, clock, logs, runs: () => runs, attempt };
+  const renewed = async () => void (await Promise.all(renewals));
+  return { jobs, clock, logs, runs: () => runs, runners: () => runners, renewed, attempt };
 }
 
 for (const dialect of allDialects) {
@@ -83,12 +100,18 @@ for (const dialect of allDialects) {
 
     it('tells a run under way to stop when the job closes, and waits for it: a backlog never holds a shutdown', async (t) => {
       let stopped = false;
-      const { jobs, runs } = await instances(t, dialect, 1, async (stop) => {
-        // A run that would go on for a minute, one step after another, unless told to stop.
-        for (let step = 0; step < 600 && !stop.aborted; step++)
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        stopped = stop.aborted;
-      });
+      const { jobs, runs } = await instances(
+        t,
+        dialect,
+        1,
+        async (stop) => {
+          // A run that would go on for a minute, one step after another, unless told to stop.
+          for (let step = 0; step < 600 && !stop.aborted; step++)
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          stopped = stop.aborted;
+        },
+        { longRun: true },
+      );
       assert.equal(runs(), 1);
       await jobs[0]?.close();
       assert.equal(stopped, true, 'the run saw the stop and ended');
@@ -124,15 +147,28 @@ for (const dialect of allDialects) {
         release = resolve;
       });
       t.after(() => release());
-      const { jobs, runs } = await instances(t, dialect, 2, () => longRun, { everyMs: 1000, realTime: true });
+      // A second run would end at once: the check below then fails instead of waiting on it for good.
+      let started = 0;
+      const { jobs, clock, runs, runners, renewed } = await instances(
+        t,
+        dialect,
+        2,
+        async () => {
+          if (++started === 1) await longRun;
+        },
+        { longRun: true },
+      );
       assert.equal(runs(), 1, 'one instance is running it');
-      // Three periods go by while the first run goes on; both instances try all along. The one running it
-      // answers when its run ends; the other must refuse every time.
-      const stillRunning = () => new Promise((resolve) => setTimeout(resolve, 500, 'running'));
-      const until = Date.now() + 3000;
-      while (Date.now() < until) {
-        const outcomes = await Promise.all(jobs.map((job) => Promise.race([job.runOnce(), stillRunning()])));
-        assert.deepEqual(outcomes.map(String).sort(), ['false', 'running']);
+      const [runner = 0] = runners();
+      const [running, other] = [jobs[runner], jobs[1 - runner]];
+      // Three periods go by, a tenth at a time, while the first run goes on (its lease ends at 0.9 of a period
+      // unless renewed); both instances try all along. The one running it answers when its run ends; the
+      // other must refuse every time.
+      for (let tenth = 1; tenth <= 30; tenth++) {
+        await clock.advance(HOUR / 10);
+        await renewed();
+        assert.equal(await other?.runOnce(), false, `${tenth / 10} periods in`);
+        assert.equal(await Promise.race([running?.runOnce(), 'running']), 'running');
       }
       release();
       assert.equal(runs(), 1);

@@ -75,11 +75,14 @@ export async function takeWithWait(
 ): Promise<BudgetGrant | BudgetDenial> {
   const deadline = clock.now() + holdMs;
   for (;;) {
+    const triedAt = clock.now();
     const result = await tryTake();
     if (result.kind === 'granted') return { granted: true, ticket: result.ticket };
     if (result.kind === 'denied') return { granted: false, retryAfterMs: Math.max(1, result.retryAfterMs) };
-    if (clock.now() >= deadline) return { granted: false, retryAfterMs: PROBE_POLL_MS };
-    await clock.sleep(PROBE_POLL_MS);
+    // The last try is made at the deadline, not at the poll before it: a probe whose hold ends with this
+    // wait (a lapsed Redis ticket) is then this caller's.
+    if (triedAt >= deadline) return { granted: false, retryAfterMs: PROBE_POLL_MS };
+    await clock.sleep(Math.max(0, Math.min(PROBE_POLL_MS, deadline - clock.now())));
   }
 }
 

@@ -67,13 +67,13 @@ describeEachBackend('interaction logs', (backend) => {
 
   it('keeps the latest names when one batch mentions a user and a server more than once', async (t) => {
     // A linger makes the three logs one batch, in the order they arrive.
-    const { post, app } = await setup(t, backend, { GROUP_COMMIT_LINGER_MS: '2000' });
+    const { post, app } = await setup(t, backend, { GROUP_COMMIT_LINGER_MS: '1000' });
     const replies: Promise<{ statusCode: number }>[] = [];
     for (const name of ['early', 'middle', 'late']) {
       replies.push(post(logText({ username: `${name}_user` }).replace('"Guild"', `"${name} guild"`)));
       // Enough for each to be queued before the next is sent (150 ms was not, once, on a machine at load
       // 10), well inside the linger.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await new Promise((resolve) => setTimeout(resolve, 250));
     }
     for (const reply of await Promise.all(replies)) assert.equal(reply.statusCode, 200);
     const { rows: users } = await sql<{ username: string }>`select username from interaction_users`.execute(

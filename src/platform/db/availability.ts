@@ -78,8 +78,8 @@ export async function waitForDatabase(
       await probe(Math.max(deadline - Date.now(), RETRY_INTERVAL_MS));
       return;
     } catch (error) {
-      const last = Date.now() + RETRY_INTERVAL_MS > deadline;
-      if (last) {
+      // Tries go on until the deadline (the last one at the deadline itself), so "tried for N s" is true.
+      if (Date.now() >= deadline) {
         throw new StartupError(
           `cannot reach ${describeDatabase(settings)} (tried for ${Math.round(timeoutMs / 1000)} s): ${reasonOf(error)}`,
           { cause: error },
@@ -87,7 +87,7 @@ export async function waitForDatabase(
       }
       // The reason in one line: an unreachable server is an expected wait at start, not a bug with a stack.
       log.warn({ attempt, reason: reasonOf(error) }, 'database not reachable yet; trying again');
-      await sleep(RETRY_INTERVAL_MS);
+      await sleep(Math.min(RETRY_INTERVAL_MS, deadline - Date.now()));
     }
   }
 }

@@ -113,12 +113,33 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
   };
 }
 
+/** How long the start waits for Redis to answer: as long as any Redis command may take (platform/redis.ts). */
+const REDIS_START_WAIT_MS = 1000;
+
 /** Connects to Redis without making the start wait on it: a missing Redis shows in /ready, not as a crash. */
 async function connectRedis(url: string, name: string, log: Logger): Promise<Redis> {
   const redis = createRedis(url, name, () =>
     log.warn('redis stopped answering: connecting again; meanwhile every Redis command fails at once'),
   );
   redis.on('error', (error) => log.warn({ err: error }, 'redis connection error'));
-  await redis.connect().catch((error: Error) => log.warn({ err: error }, 'redis is not reachable yet'));
+  log.info({ waitMs: REDIS_START_WAIT_MS }, 'connecting to redis');
+  const connected = redis
+    .connect()
+    .catch((error: Error) => log.warn({ err: error }, 'redis is not reachable yet'));
+  // A Redis that takes the connection and never answers would hold the start for seconds (its first
+  // commands time out, then ioredis reconnects): the start waits a command's timeout at most, and ioredis
+  // goes on connecting in the background meanwhile.
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      log.warn(
+        { waitedMs: REDIS_START_WAIT_MS },
+        'redis did not answer in time; starting without it for now',
+      );
+      resolve();
+    }, REDIS_START_WAIT_MS);
+  });
+  await Promise.race([connected, late]);
+  clearTimeout(timer);
   return redis;
 }

@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { migrations } from './migrations.js';
-import { waitForDatabase } from './platform/db/availability.js';
-import { migrateToLatest } from './platform/db/migrator.js';
+import { answerByDeadline, waitForDatabase } from './platform/db/availability.js';
+import { migrateToLatest, pendingMigrations } from './platform/db/migrator.js';
 import { StartupError } from './platform/startup-error.js';
 
 export interface StartOptions {
@@ -19,16 +19,26 @@ export interface StartOptions {
  * fails). A start that fails closes what it opened and throws; a StartupError says what failed in words.
  */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<FastifyInstance> {
+  const timeoutMs = config.server.databaseConnectTimeoutMs;
   const app = await buildApp({ config });
   try {
-    await waitForDatabase(app.db, config.database, config.server.databaseConnectTimeoutMs, app.log);
+    // Reaching the database, its first query through the pool and the migrations check, all within
+    // DATABASE_CONNECT_TIMEOUT_SECONDS; applying migrations takes what they take.
+    const deadline = Date.now() + timeoutMs;
+    await waitForDatabase(app.db, config.database, timeoutMs, app.log);
+    await answerByDeadline(
+      pendingMigrations(app.db, migrations),
+      deadline,
+      config.database,
+      'read which migrations are pending',
+    );
     const applied = await migrateToLatest(app.db, migrations);
     if (applied.length > 0)
       app.log.info({ migrations: applied.map((result) => result.migrationName) }, 'migrated');
     await options.configure?.(app);
     await listen(app, config.server.host, config.server.port);
   } catch (error) {
-    await app.close();
+    await closeAfterFailedStart(app);
     throw error;
   }
 
@@ -38,6 +48,27 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await app.close();
   });
   return app;
+}
+
+/**
+ * How long a failed start waits for the app to close before it gives up on it: a pool connection stuck on
+ * a database that never answers would hold the close until the pool's own timeout, or for ever for a query
+ * that hangs, and the process is about to exit anyway.
+ */
+const FAILED_START_CLOSE_MS = 1000;
+
+async function closeAfterFailedStart(app: FastifyInstance): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const closed = app.close().catch((error: unknown) => app.log.error({ err: error }, 'could not close'));
+  const gaveUp = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      app.log.warn({ waitedMs: FAILED_START_CLOSE_MS }, 'the app did not close in time after a failed start');
+      resolve();
+    }, FAILED_START_CLOSE_MS);
+    timer.unref();
+  });
+  await Promise.race([closed, gaveUp]);
+  clearTimeout(timer);
 }
 
 /** Why the system refused an address, in words. */

@@ -123,7 +123,10 @@ const SHOWN_PATH_LENGTH = 200;
 const shown = (path: string) =>
   path.length > SHOWN_PATH_LENGTH ? `${path.slice(0, SHOWN_PATH_LENGTH)}...` : path;
 
-/** The error handler, and the not-found handler that tells an unknown route (404) from a wrong method (405). */
+/**
+ * The error handler, and the not-found handling that tells an unknown route (404) from a wrong method (405)
+ * for every method Node parses (`http.METHODS`), whatever the request's body and Content-Type.
+ */
 export const errorHandling = fp<ErrorHandlingOptions>(async (app: FastifyInstance, { publicUrl }) => {
   app.addSchema(ErrorResponseSchema);
   // What the clientError handler must know of each connection: whether an answer is being written on it.
@@ -135,25 +138,65 @@ export const errorHandling = fp<ErrorHandlingOptions>(async (app: FastifyInstanc
     if (route.method === 'OPTIONS' && route.url === '*') return;
     for (const method of [route.method].flat()) routes.on(method as HTTPMethod, route.url, () => undefined);
   });
+  const noRoute = (method: string, url: string): AppError => {
+    const path = url.split('?', 1)[0] ?? '/';
+    // A CONNECT's target is a host and port, no path of ours.
+    const allowed = path.startsWith('/') ? METHODS.filter((each) => routes.find(each, path) !== null) : [];
+    // A route that takes this method found nothing (a missing file under a wildcard): 404, not 405.
+    return allowed.length > 0 && !allowed.includes(method as HTTPMethod)
+      ? AppError.of(ErrorKinds.METHOD_NOT_ALLOWED, {
+          developerReason: `${method} is not allowed on ${shown(path)}; use ${allowed.join(', ')}`,
+          headers: { allow: allowed.join(', ') },
+        })
+      : AppError.of(ErrorKinds.ROUTE_NOT_FOUND, { developerReason: `no endpoint ${method} ${shown(path)}` });
+  };
 
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply, publicUrl));
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?', 1)[0] ?? '/';
-    const allowed = METHODS.filter((method) => routes.find(method, path) !== null);
-    // A route that takes this method found nothing (a missing file under a wildcard): 404, not 405.
-    const error =
-      allowed.length > 0 && !allowed.includes(request.method as HTTPMethod)
-        ? AppError.of(ErrorKinds.METHOD_NOT_ALLOWED, {
-            developerReason: `${request.method} is not allowed on ${shown(path)}; use ${allowed.join(', ')}`,
-            headers: { allow: allowed.join(', ') },
-          })
-        : AppError.of(ErrorKinds.ROUTE_NOT_FOUND, {
-            developerReason: `no endpoint ${request.method} ${shown(path)}`,
-          });
-    return sendError(error, request, reply, publicUrl);
+  // A request no route takes is answered before its body is looked at: Fastify would otherwise check and
+  // parse the body of some methods first (a QUERY without Content-Type, an OPTIONS with a text body, a POST
+  // to an unknown path with malformed JSON) and answer a 400 or 415 of its own. That is the not-found route,
+  // and the catch-all OPTIONS route of @fastify/cors for an OPTIONS that is no preflight (a preflight was
+  // answered by its `onRequest` hook). It runs after every `onRequest` hook, so the answer has its request id
+  // and CORS headers. Once answered, `done` is not called (Fastify's way to answer from a hook): the body is
+  // never read, and Node discards it.
+  app.addHook('preParsing', (request, reply, _payload, done) => {
+    if (!request.is404 && !(request.method === 'OPTIONS' && request.routeOptions.url === '*')) {
+      done();
+      return;
+    }
+    sendError(noRoute(request.method, request.url), request, reply, publicUrl);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(noRoute(request.method, request.url), request, reply, publicUrl),
+  );
+
+  // CONNECT never reaches Fastify: Node hands the connection over as a tunnel, and without a listener closes
+  // it unanswered. It gets the not-found answer, written raw, and the connection is closed.
+  app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    socket.on('error', () => undefined);
+    const appError = noRoute(request.method ?? 'CONNECT', request.url ?? '');
+    app.log.info({ method: request.method, status: appError.status }, 'CONNECT answered');
+    writeRawError(socket, appError, publicUrl);
+    socket.end();
   });
 });
+
+/**
+ * Writes an ErrorResponse straight to a connection no Fastify reply stands for (a request Node could not
+ * parse, a CONNECT), with the headers every error answer has, and says the connection closes.
+ */
+function writeRawError(socket: Socket, appError: AppError, publicUrl: string | undefined): void {
+  const body = JSON.stringify(toErrorResponse(appError, docsUrl(publicUrl)));
+  const extra = Object.entries(appError.headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.write(
+    `HTTP/1.1 ${appError.status} ${appError.summary}\r\nConnection: close\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n${extra}` +
+      `API-Version: ${API_VERSION}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
 
 /**
  * The answers each connection has not finished writing, for `clientErrorHandler`: one at a time is written,
@@ -220,12 +263,7 @@ export function clientErrorHandler(publicUrl: string | undefined) {
     if (socket.writable && !answering(socket)) {
       const appError = clientProblem(error);
       this.log.info({ code: error.code, status: appError.status }, 'client error answered');
-      const body = JSON.stringify(toErrorResponse(appError, docsUrl(publicUrl)));
-      socket.write(
-        `HTTP/1.1 ${appError.status} ${appError.summary}\r\nConnection: close\r\n` +
-          `Content-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n` +
-          `API-Version: ${API_VERSION}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
+      writeRawError(socket, appError, publicUrl);
     }
     socket.destroySoon();
   };

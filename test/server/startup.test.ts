@@ -16,10 +16,32 @@ interface Outcome {
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
+  /** When the process was started and when it ended (Date.now()). */
+  readonly spawnedAt: number;
+  readonly exitedAt: number;
 }
+
+/** When the service wrote its log line `message` (the line's own time), or fails naming what it wrote. */
+function loggedAt(stdout: string, message: string): number {
+  const line = stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((text) => JSON.parse(text))
+    .find((entry) => entry.msg === message);
+  assert.ok(line, `a log line "${message}" in:\n${stdout}`);
+  return Date.parse(line.time);
+}
+
+/**
+ * How long past DATABASE_CONNECT_TIMEOUT_SECONDS a start may take to give up and exit: the last try, up to
+ * a second, and the close. Generous for a loaded machine; without the bound the silent database took 5 s
+ * more (the pool's own connect timeout, waited for by the close).
+ */
+const GIVE_UP_SLACK_MS = 2000;
 
 /** The service (src/main.ts) as a process: what it says, and how it ends. */
 function startService(env: Record<string, string>) {
+  const spawnedAt = Date.now();
   const child = spawn(process.execPath, nodeArgs('src/main.ts'), {
     // A secret of its own, so that the service writes no secret file into the working directory.
     env: {
@@ -40,7 +62,13 @@ function startService(env: Record<string, string>) {
   child.stderr.setEncoding('utf8').on('data', (text: string) => {
     stderr += text;
   });
-  const exited: Promise<Outcome> = once(child, 'exit').then(([code]) => ({ code, stdout, stderr }));
+  const exited: Promise<Outcome> = once(child, 'exit').then(([code]) => ({
+    code,
+    stdout,
+    stderr,
+    spawnedAt,
+    exitedAt: Date.now(),
+  }));
   return {
     exited,
     /** Resolves once standard output matches; rejects if the process ends first. */
@@ -101,6 +129,10 @@ describe('start-up failures', { concurrency: true }, () => {
       attempts.map((entry) => entry.attempt),
       attempts.map((_, index) => index + 1),
     );
+    const waited = outcome.exitedAt - loggedAt(outcome.stdout, 'connecting to the database');
+    assert.ok(waited <= 2000 + GIVE_UP_SLACK_MS, `gave up ${waited} ms after it began trying`);
+    // "tried for 2 s" is true: it tries until the deadline, never gives up a try early.
+    assert.ok(waited >= 2000 - 100, `gave up after ${waited} ms, before the timeout`);
   });
 
   it('a port in use: one clear line naming the address, and exit 1', async (t) => {
@@ -133,12 +165,55 @@ describe('start-up failures', { concurrency: true }, () => {
       return new Promise((resolve) => silentServer.close(resolve));
     });
     const { port } = silentServer.address() as { port: number };
-    const outcome = await startService({
-      DATABASE_URL: `postgres://service@127.0.0.1:${port}/players`,
-      DATABASE_CONNECT_TIMEOUT_SECONDS: '2',
-    }).exited;
-    const line = assertOneLineFailure(outcome);
-    assert.match(line, /cannot reach the database .* \(tried for 2 s\): no answer within/);
+    for (const seconds of [2, 4]) {
+      const outcome = await startService({
+        DATABASE_URL: `postgres://service@127.0.0.1:${port}/players`,
+        DATABASE_CONNECT_TIMEOUT_SECONDS: String(seconds),
+      }).exited;
+      const line = assertOneLineFailure(outcome);
+      assert.match(
+        line,
+        new RegExp(
+          `cannot reach the database .* \\(tried for ${seconds} s\\): no answer within ${seconds} s$`,
+        ),
+      );
+      // Measured from the moment it began trying (its log line's own time) to its exit: the time it takes
+      // to load its code before that (about a second, more on a loaded machine) is no part of the timeout.
+      const began = loggedAt(outcome.stdout, 'connecting to the database');
+      const waited = outcome.exitedAt - began;
+      assert.ok(
+        waited <= seconds * 1000 + GIVE_UP_SLACK_MS,
+        `DATABASE_CONNECT_TIMEOUT_SECONDS=${seconds}: gave up ${waited} ms after it began trying ` +
+          `(${outcome.exitedAt - outcome.spawnedAt} ms after it was started)`,
+      );
+      // It did try for the whole time: no lower bound beyond the timeout itself, which it must not cut short.
+      assert.ok(waited >= seconds * 1000 - 100, `gave up after ${waited} ms, before the timeout`);
+      assert.equal(accepted.size > 0, true, 'the service did connect to the silent server');
+    }
+  });
+
+  it('a Redis that accepts connections but never answers: the start waits a second for it, then goes on', async (t) => {
+    const accepted = new Set<Socket>();
+    const silentRedis = createServer((socket) => accepted.add(socket)).listen(0, '127.0.0.1');
+    await once(silentRedis, 'listening');
+    t.after(() => {
+      for (const socket of accepted) socket.destroy();
+      return new Promise((resolve) => silentRedis.close(resolve));
+    });
+    const { port } = silentRedis.address() as { port: number };
+    const database = await createTestDatabase('sqlite');
+    t.after(() => database.drop());
+    const service = startService({ DATABASE_URL: database.url, REDIS_URL: `redis://127.0.0.1:${port}` });
+    await service.said(/Server listening at/);
+    service.stop();
+    const outcome = await service.exited;
+    assert.equal(outcome.code, 0, outcome.stderr);
+    // Redis trouble never fails the start (it shows in /ready): it is waited for as long as a Redis command.
+    const waited =
+      loggedAt(outcome.stdout, 'redis did not answer in time; starting without it for now') -
+      loggedAt(outcome.stdout, 'connecting to redis');
+    assert.ok(waited <= 1000 + GIVE_UP_SLACK_MS, `waited ${waited} ms for a silent Redis`);
+    assert.ok(accepted.size > 0, 'the service did connect to the silent server');
   });
 
   it('a database file that cannot be created: one clear line naming it, and exit 1', async (t) => {

@@ -1,7 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger.js';
 import { StartupError } from '../startup-error.js';
-import { type Database, type DatabaseSettings, describeDatabase, pingDatabase } from './database.js';
+import {
+  type Database,
+  type DatabaseSettings,
+  describeDatabase,
+  pingDatabase,
+  probePostgres,
+} from './database.js';
 
 /**
  * PostgreSQL's codes for "the server cannot serve this connection now": connection exceptions (class 08),
@@ -47,24 +53,33 @@ const RETRY_INTERVAL_MS = 1000;
 
 /**
  * Waits until the database answers, trying again every second (a log line each time) for at most
- * `timeoutMs`; then fails with a StartupError naming the database and the last reason.
+ * `timeoutMs`; then fails with a StartupError naming the database and the last reason. Each try is bounded
+ * by the time left (at least a second), and on PostgreSQL made on a connection of its own that is ended
+ * whatever happens (`probePostgres`): a server that takes connections and never answers is given up on
+ * within the time, and leaves no connection attempt behind in the pool to hold up its close.
  */
 export async function waitForDatabase(
   db: Database,
   settings: DatabaseSettings,
   timeoutMs: number,
-  log: Pick<Logger, 'warn'>,
+  log: Pick<Logger, 'info' | 'warn'>,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  log.info(
+    { database: describeDatabase(settings), timeoutSeconds: Math.round(timeoutMs / 1000) },
+    'connecting to the database',
+  );
+  const probe =
+    settings.dialect === 'postgres'
+      ? (ms: number) => probePostgres(settings.url, ms)
+      : (ms: number) => answerWithin(pingDatabase(db), ms);
   for (let attempt = 1; ; attempt++) {
     try {
-      // A try is bounded by the time left (a server that never answers would hold it for the driver's own
-      // connect timeout), but gets at least the interval.
-      await answerWithin(pingDatabase(db), Math.max(deadline - Date.now(), RETRY_INTERVAL_MS));
+      await probe(Math.max(deadline - Date.now(), RETRY_INTERVAL_MS));
       return;
     } catch (error) {
-      const last = Date.now() + RETRY_INTERVAL_MS > deadline;
-      if (last) {
+      // Tries go on until the deadline (the last one at the deadline itself), so "tried for N s" is true.
+      if (Date.now() >= deadline) {
         throw new StartupError(
           `cannot reach ${describeDatabase(settings)} (tried for ${Math.round(timeoutMs / 1000)} s): ${reasonOf(error)}`,
           { cause: error },
@@ -72,8 +87,29 @@ export async function waitForDatabase(
       }
       // The reason in one line: an unreachable server is an expected wait at start, not a bug with a stack.
       log.warn({ attempt, reason: reasonOf(error) }, 'database not reachable yet; trying again');
-      await sleep(RETRY_INTERVAL_MS);
+      await sleep(Math.min(RETRY_INTERVAL_MS, deadline - Date.now()));
     }
+  }
+}
+
+/**
+ * `work` (a check of the database at start, through the pool), failing with a StartupError that says what
+ * (`cannot <what> on the database ...`) when it fails or does not answer by `deadline` (epoch ms; given at
+ * least a second from now).
+ */
+export async function answerByDeadline<T>(
+  work: Promise<T>,
+  deadline: number,
+  settings: DatabaseSettings,
+  what: string,
+): Promise<T> {
+  const ms = Math.max(deadline - Date.now(), RETRY_INTERVAL_MS);
+  try {
+    return await answerWithin(work, ms);
+  } catch (error) {
+    throw new StartupError(`cannot ${what} on ${describeDatabase(settings)}: ${reasonOf(error)}`, {
+      cause: error,
+    });
   }
 }
 

@@ -170,3 +170,33 @@ export function externalWritesProbe(db: Database): (() => boolean) | undefined {
 export async function pingDatabase(db: Database): Promise<void> {
   await sql`select 1`.execute(db);
 }
+
+/**
+ * Throws unless the database answers a trivial query within `ms`, on a PostgreSQL connection of its own
+ * (outside the pool), ended whatever happens: a server that takes the connection and never answers leaves
+ * nothing behind, where a pool's connection would go on trying for the pool's own connect timeout and hold
+ * up the pool's close. SQLite has nothing to wait for: `pingDatabase`.
+ */
+export async function probePostgres(url: string, ms: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: ms, query_timeout: ms });
+  // A server that drops the connection after it was made is an 'error' event; the query's failure says it.
+  client.on('error', () => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${Math.ceil(ms / 1000)} s`)), ms);
+  });
+  try {
+    await Promise.race([
+      (async () => {
+        await client.connect();
+        await client.query('select 1');
+      })(),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+    // Not waited for: a connection still being made is destroyed by pg's own connect timeout (`ms`), a
+    // query still running by `end` itself; a connection that answered says goodbye.
+    client.end().catch(() => undefined);
+  }
+}

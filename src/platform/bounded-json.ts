@@ -20,6 +20,8 @@ export function BoundedObject(
 ): TUnsafe<Record<string, unknown>> {
   return Type.Unsafe<Record<string, unknown>>({
     type: 'object',
+    // Open: any members (a generator reads a bare `type: object` as an object with none).
+    additionalProperties: true,
     [KEYWORD]: { maxBytes: bounds.maxBytes, maxDepth: bounds.maxDepth },
     'x-reason': `must be an object of at most ${bounds.maxBytes} bytes as JSON, nested at most ${bounds.maxDepth} deep`,
     description: `${bounds.description} At most ${bounds.maxBytes} bytes as JSON, nested at most ${bounds.maxDepth} deep.`,

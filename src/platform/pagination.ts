@@ -7,6 +7,9 @@ import { InputError } from './errors.js';
  * pages this one way: its service reads a page with `readPage`, and its repository reads the rows with
  * `newestFirst` (`platform/db/keyset-page.ts`).
  */
+/** A page's size when the request names none. */
+export const DEFAULT_PAGE_SIZE = 20;
+
 export interface PagePosition {
   /** Epoch milliseconds. */
   readonly at: number;

@@ -5,6 +5,7 @@ import { addBoundedJsonKeyword } from './bounded-json.js';
 import { AppError, ErrorKinds, fieldName, MAX_PROBLEMS, type Problem } from './errors.js';
 import { OPENAPI_FORM } from './openapi-form.js';
 import { addSnowflakeKeyword } from './snowflake.js';
+import { addTextKeyword } from './text.js';
 import { addTimestampKeyword } from './timestamp.js';
 
 /** Annotations our schemas carry for documentation and error messages; Ajv must know them in strict mode. */
@@ -25,6 +26,7 @@ function createAjv(coerceTypes: false | 'array'): Ajv {
   addSnowflakeKeyword(ajv);
   addBoundedJsonKeyword(ajv);
   addTimestampKeyword(ajv);
+  addTextKeyword(ajv);
   return ajv;
 }
 

@@ -81,6 +81,11 @@ export class OpenApiConformance {
     // The generated document carries annotations (`example`, `x-reason`) Ajv does not know: not strict.
     this.bodies = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
     addFormats.default(this.bodies);
+    // 64-bit IDs (platform/snowflake.ts): parsed here by JSON.parse, exact only below 2^53, integers still.
+    this.bodies.addFormat('uint64', {
+      type: 'number',
+      validate: (n: number) => Number.isInteger(n) && n >= 0,
+    });
     this.bodies.addSchema(anchorRefs(document) as Json, 'openapi');
     // Header values are text: `integer` means digits.
     this.headerValues = new Ajv2020({ strict: false, coerceTypes: true, validateSchema: false });

@@ -120,7 +120,7 @@ describe('OpenAPI and docs', () => {
     assert.equal((await documentOf(deployed)).servers?.[0]?.url, 'https://api.players.test');
   });
 
-  it('states the security of every operation: none for the public ones, a bearer token for the others', async () => {
+  it('states the security of every operation: none for the public ones, a bearer token for the others, with its grant as scope', async () => {
     const document = await documentOf();
     const security = Object.fromEntries(
       operationsOf(document).map(({ name, operation }) => [name, operation.security]),
@@ -136,28 +136,28 @@ describe('OpenAPI and docs', () => {
       'post /admin/developer/applications': [{ bearerAuth: [] }],
       'get /admin/developer/applications': [{ bearerAuth: [] }],
       'get /admin/developer/applications/{id}': [{ bearerAuth: [] }],
-      'post /admin/developer/applications/{id}/approve': [{ bearerAuth: [] }],
-      'post /admin/developer/applications/{id}/reject': [{ bearerAuth: [] }],
-      'post /admin/developer/applications/{id}/revoke': [{ bearerAuth: [] }],
+      'post /admin/developer/applications/{id}/approve': [{ bearerAuth: ['applications:review'] }],
+      'post /admin/developer/applications/{id}/reject': [{ bearerAuth: ['applications:review'] }],
+      'post /admin/developer/applications/{id}/revoke': [{ bearerAuth: ['applications:review'] }],
       'post /admin/developer/applications/{id}/withdraw': [{ bearerAuth: [] }],
       'post /admin/developer/applications/{id}/key': [{ bearerAuth: [] }],
       'post /admin/developer/applications/{id}/key/rotate': [{ bearerAuth: [] }],
       'post /admin/developer/applications/{id}/key/revoke': [{ bearerAuth: [] }],
       'post /auth/token': [],
-      'post /messenger/logging/interaction': [{ bearerAuth: [] }],
-      'get /messenger/logging/interaction': [{ bearerAuth: [] }],
-      'get /messenger/user/{snowflake}/profile': [{ bearerAuth: [] }],
-      'put /messenger/user/{snowflake}/profile': [{ bearerAuth: [] }],
-      'post /messenger/user/{snowflake}/accounts': [{ bearerAuth: [] }],
-      'delete /messenger/user/{snowflake}/accounts/{uuid}': [{ bearerAuth: [] }],
-      'put /messenger/user/{snowflake}/accounts/{uuid}/primary': [{ bearerAuth: [] }],
-      'get /player/{player}': [{ bearerAuth: [] }],
-      'get /player/{player}/history': [{ bearerAuth: [] }],
-      'get /player/{player}/sessions': [{ bearerAuth: [] }],
-      'post /players': [{ bearerAuth: [] }],
-      'get /gamemode/profiles/{player}': [{ bearerAuth: [] }],
-      'post /ping/{player}': [{ bearerAuth: [] }],
-      'get /ping/{player}': [{ bearerAuth: [] }],
+      'post /messenger/logging/interaction': [{ bearerAuth: ['messenger:log'] }],
+      'get /messenger/logging/interaction': [{ bearerAuth: ['messenger:read'] }],
+      'get /messenger/user/{snowflake}/profile': [{ bearerAuth: ['messenger:read'] }],
+      'put /messenger/user/{snowflake}/profile': [{ bearerAuth: ['messenger:write'] }],
+      'post /messenger/user/{snowflake}/accounts': [{ bearerAuth: ['messenger:write'] }],
+      'delete /messenger/user/{snowflake}/accounts/{uuid}': [{ bearerAuth: ['messenger:write'] }],
+      'put /messenger/user/{snowflake}/accounts/{uuid}/primary': [{ bearerAuth: ['messenger:write'] }],
+      'get /player/{player}': [{ bearerAuth: ['player:read'] }],
+      'get /player/{player}/history': [{ bearerAuth: ['player:read'] }],
+      'get /player/{player}/sessions': [{ bearerAuth: ['player:read'] }],
+      'post /players': [{ bearerAuth: ['player:read'] }],
+      'get /gamemode/profiles/{player}': [{ bearerAuth: ['profiles:read'] }],
+      'post /ping/{player}': [{ bearerAuth: ['ping:write'] }],
+      'get /ping/{player}': [{ bearerAuth: ['ping:read'] }],
     });
     assert.deepEqual(Object.keys(document.components.securitySchemes ?? {}), ['bearerAuth']);
   });
@@ -181,7 +181,7 @@ describe('OpenAPI and docs', () => {
     }
     assert.deepEqual(
       document.paths['/player/{player}']?.get?.security,
-      [{ bearerAuth: [] }],
+      [{ bearerAuth: ['player:read'] }],
       'data routes: a token only',
     );
     assert.deepEqual(document.paths['/auth/logout']?.post?.security, [{ sessionCookie: [] }]);

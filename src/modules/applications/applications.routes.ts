@@ -5,6 +5,7 @@ import { errorResponses } from '../../platform/error-response.js';
 import { inBody, inQuery } from '../../platform/http/input-errors.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
 import { WorkCost } from '../../platform/limits/work-budget.js';
+import { DEFAULT_PAGE_SIZE } from '../../platform/pagination.js';
 import { applicationDetailWire, applicationWire } from './applications.reply.js';
 import {
   ApplicationDetailSchema,
@@ -18,7 +19,8 @@ import {
 import type { Actor, ApplicationAction, ApplicationsService } from './applications.service.js';
 
 const BASE = '/admin/developer/applications';
-const TAGS = ['Admin', 'Developer'];
+// One tag per operation: every application operation, the reviewers' too, is the developer programme's.
+const TAGS = ['Developer'];
 
 /** The caller as the service sees them: a token's owner, a reviewer when it carries the review grant. */
 const actorOf = (request: FastifyRequest): Actor => {
@@ -125,7 +127,9 @@ export const applicationsRoutes =
         },
       },
       async (request) => {
-        const page = await service.list(actorOf(request), request.query).catch(inQuery);
+        const page = await service
+          .list(actorOf(request), { ...request.query, limit: request.query.limit ?? DEFAULT_PAGE_SIZE })
+          .catch(inQuery);
         return { data: page.applications.map(applicationWire), next_cursor: page.nextCursor ?? null };
       },
     );

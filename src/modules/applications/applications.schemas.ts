@@ -1,6 +1,8 @@
 import { type Static, Type } from 'typebox';
 import { DEVELOPER_GRANTS, GRANTS, OPERATOR_GRANTS } from '../../platform/auth/grants.js';
-import { Snowflake, SnowflakeOut } from '../../platform/snowflake.js';
+import { OPENAPI_FORM } from '../../platform/openapi-form.js';
+import { DEFAULT_PAGE_SIZE } from '../../platform/pagination.js';
+import { SNOWFLAKE_TEXT_PATTERN, Snowflake, SnowflakeOut } from '../../platform/snowflake.js';
 import { Text } from '../../platform/text.js';
 import { KEY_PATTERN } from './application-keys.service.js';
 import { APPLICATION_STATES } from './applications.service.js';
@@ -8,7 +10,15 @@ import { APPLICATION_STATES } from './applications.service.js';
 const ID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 /** A change's reason: the command line takes the same (src/cli/applications.command.ts). */
 export const REASON_TEXT = { maxLength: 500, multiline: true } as const;
-const SERVER_ASSIGNED = 'Assigned by the service: ignored when sent.';
+/**
+ * A field of the answer a client may send back, which the service ignores whatever its value: the document
+ * shows it as the answer has it (read-only), so that a generated client can send an application it read.
+ */
+const ServerAssigned = (form: Record<string, unknown>) =>
+  Type.Unknown({
+    [OPENAPI_FORM]: { ...form, readOnly: true },
+    description: 'Assigned by the service: ignored when sent.',
+  });
 
 const State = (description: string) => Type.Enum([...APPLICATION_STATES], { description });
 const Time = (description: string) =>
@@ -53,13 +63,20 @@ export const ApplicationRequestSchema = Type.Object(
           "The applicant: the access token's owner. Taken from the token; when sent it must match.",
       }),
     ),
-    id: Type.Optional(Type.Unknown({ description: SERVER_ASSIGNED })),
-    applied_at: Type.Optional(Type.Unknown({ description: SERVER_ASSIGNED })),
-    currentState: Type.Optional(Type.Unknown({ description: SERVER_ASSIGNED })),
+    id: Type.Optional(ServerAssigned({ type: 'string' })),
+    applied_at: Type.Optional(ServerAssigned({ type: 'string', format: 'date-time' })),
+    currentState: Type.Optional(ServerAssigned({ type: 'string', enum: [...APPLICATION_STATES] })),
   },
   {
     additionalProperties: false,
     description: 'DeveloperApplication: what a developer applies for.',
+    examples: [
+      {
+        name: 'Guild stats bot',
+        description: "Shows our guild members' Bed Wars stats in our Discord server.",
+        grants: ['player:read', 'messenger:log'],
+      },
+    ],
   },
 );
 
@@ -91,7 +108,7 @@ const TransitionSchema = Type.Object(
     to: State('The state after.'),
     at: Time('When (RFC 3339, UTC).'),
     actor: Type.String({
-      pattern: '^([0-9]{1,20}|operator)$',
+      pattern: `^(${SNOWFLAKE_TEXT_PATTERN.slice(1, -1)}|operator)$`,
       description: 'Who: a Discord ID (decimal digits), or `operator` for the command line.',
     }),
     reason: Type.Union([Type.String(), Type.Null()], { description: 'Why, when the actor said.' }),
@@ -156,7 +173,12 @@ export const TokenRequestSchema = Type.Object(
       description: "An approved application's key.",
     }),
   },
-  { additionalProperties: false, description: 'An application key to exchange for a token.' },
+  {
+    additionalProperties: false,
+    description: 'An application key to exchange for a token.',
+    // `key` stands for your application's key (the example runs with a real one).
+    examples: [{ key: 'pds_2Qm9vX3Ab7uWc4Yf0LpZr8TnKs1Hd6Ge5Jx3Vb9Nq0I' }],
+  },
 );
 
 export const ApplicationListSchema = Type.Object(
@@ -177,7 +199,15 @@ export const ApplicationListQuery = Type.Object(
         description: "Only this owner's applications (without the applications:review grant: your own only).",
       }),
     ),
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size (1 to 100).' }),
+    // Optional, with its default filled in by validation (useDefaults): the handler always gets one.
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: DEFAULT_PAGE_SIZE,
+        description: `Page size (1 to 100); ${DEFAULT_PAGE_SIZE} unless given.`,
+      }),
+    ),
     cursor: Type.Optional(
       Type.String({ maxLength: 200, description: 'The `next_cursor` of the page before.' }),
     ),
@@ -200,6 +230,7 @@ export const TransitionRequestSchema = Type.Object(
   {
     additionalProperties: false,
     description: 'An optional reason for the change (the body may be left out).',
+    examples: [{ reason: 'Checked with the developer on Discord.' }],
   },
 );
 

@@ -5,6 +5,7 @@ import { errorResponse, errorResponses } from '../../platform/error-response.js'
 import { inBody, inQuery } from '../../platform/http/input-errors.js';
 import { responseDoc } from '../../platform/http/response-docs.js';
 import { chargeWork, LISTED_BYTES_PER_UNIT, WorkCost } from '../../platform/limits/work-budget.js';
+import { DEFAULT_PAGE_SIZE } from '../../platform/pagination.js';
 import {
   InteractionLogListQuery,
   InteractionLogListSchema,
@@ -90,6 +91,7 @@ export const interactionsRoutes =
         const result = await service
           .list(readerOf(request), {
             ...page,
+            limit: page.limit ?? DEFAULT_PAGE_SIZE,
             owner: ownerNamed(owner),
             userId: user_id,
             serverId: server_id,

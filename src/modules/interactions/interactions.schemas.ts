@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { BoundedObject } from '../../platform/bounded-json.js';
+import { DEFAULT_PAGE_SIZE } from '../../platform/pagination.js';
 import { MAX_SNOWFLAKE, Snowflake, SnowflakeOut } from '../../platform/snowflake.js';
 import { Text } from '../../platform/text.js';
 import { Timestamp } from '../../platform/timestamp.js';
@@ -65,7 +66,24 @@ export const InteractionLogRequestSchema = Type.Object(
       { additionalProperties: false },
     ),
   },
-  { additionalProperties: false, description: 'InteractionLog: one interaction of a user with the bot.' },
+  {
+    additionalProperties: false,
+    description: 'InteractionLog: one interaction of a user with the bot.',
+    examples: [
+      {
+        interaction: {
+          interaction_name: 'stats',
+          interaction_token: 'aW50ZXJhY3Rpb246OTg3NjU0MzIxMDk4NzY1NDMy',
+          interaction_type: 'APPLICATION_COMMAND',
+          options: { player: 'Minikloon', mode: 'bedwars' },
+          server_id: '123456789012345678',
+          user_id: '987654321098765432',
+        },
+        server: { server_id: '123456789012345678', server_name: 'Bed Wars Club' },
+        user: { user_id: '987654321098765432', username: 'minikloon_fan' },
+      },
+    ],
+  },
 );
 
 const InteractionOut = {
@@ -151,7 +169,15 @@ export const InteractionLogListQuery = Type.Object(
     user_id: Type.Optional(Snowflake({ description: "Only this user's interactions." })),
     server_id: Type.Optional(Snowflake({ description: "Only this server's interactions." })),
     since: Type.Optional(Timestamp({ description: 'Only logs received at or after this time (RFC 3339).' })),
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size (1 to 100).' }),
+    // Optional, with its default filled in by validation (useDefaults): the handler always gets one.
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: DEFAULT_PAGE_SIZE,
+        description: `Page size (1 to 100); ${DEFAULT_PAGE_SIZE} unless given.`,
+      }),
+    ),
     cursor: Type.Optional(
       Type.String({ maxLength: 200, description: 'The `next_cursor` of the page before.' }),
     ),

@@ -1,12 +1,18 @@
 import { Type } from 'typebox';
+import { OPENAPI_FORM } from '../../platform/openapi-form.js';
 import { PLAYER_PATTERN } from '../../platform/player-id.js';
-import { MAX_SNOWFLAKE, Snowflake, SnowflakeParam } from '../../platform/snowflake.js';
+import {
+  MAX_SNOWFLAKE,
+  SNOWFLAKE_TEXT_PATTERN,
+  Snowflake,
+  SnowflakeParam,
+} from '../../platform/snowflake.js';
 import { Text } from '../../platform/text.js';
 
 const UUID_PATTERN =
   '^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$';
 const SnowflakeText = (description: string) =>
-  Type.String({ pattern: '^[0-9]{1,20}$', description, example: '123456789012345678' });
+  Type.String({ pattern: SNOWFLAKE_TEXT_PATTERN, description, example: '123456789012345678' });
 
 /** `{snowflake}` and `{uuid}`: a user and one of their linked accounts. */
 export const AccountParams = Type.Object({
@@ -71,16 +77,30 @@ export const UserProfileResultSchema = Type.Object(
   },
 );
 
+/**
+ * A well-formed BCP 47 tag as Unicode locale identifiers spell them (what Intl.getCanonicalLocales takes),
+ * language `und` (undetermined) left out: the document's form of what the service accepts. The service checks
+ * more than a pattern can (a variant or extension given twice is refused).
+ */
+const LOCALE_PATTERN =
+  '^([A-TV-Za-tv-z][A-Za-z]{1,2}|[Uu][A-MO-Za-mo-z][A-Za-z]?|[Uu][Nn]([A-CE-Za-ce-z])?|[A-Za-z]{5,8})' +
+  '(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*' +
+  '(-[0-9A-WYZa-wyz](-[A-Za-z0-9]{2,8})+)*(-[Xx](-[A-Za-z0-9]{1,8})+)?$';
+
 export const LocaleRequestSchema = Type.Object(
   {
     locale: Type.String({
       minLength: 1,
       maxLength: 64,
-      description: 'A BCP 47 language tag; kept in canonical form (en-us becomes en-US).',
+      // The service checks the tag itself (Intl.getCanonicalLocales); the document states its form.
+      [OPENAPI_FORM]: { pattern: LOCALE_PATTERN },
+      description:
+        'A BCP 47 language tag (a language, then a script, region, variants, extensions, private use; not `und`); ' +
+        'kept in canonical form (en-us becomes en-US).',
       example: 'pt-BR',
     }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ locale: 'pt-BR' }] },
 );
 
 export const LinkRequestSchema = Type.Object(
@@ -110,5 +130,5 @@ export const LinkRequestSchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ player: 'Minikloon', primary: true }] },
 );

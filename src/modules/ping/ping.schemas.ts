@@ -50,7 +50,7 @@ export const PingIngestRequestSchema = Type.Object(
       description: `1 to ${MAX_SAMPLES_PER_REQUEST} samples, stored together or not at all; one equal to a stored sample is stored once.`,
     }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ samples: [{ ping: 42, lobby: 'bedwars_lobby_3' }] }] },
 );
 
 export const PingIngestResultSchema = Type.Object(

@@ -35,7 +35,7 @@ export const PlayersBulkRequestSchema = Type.Object(
       },
     ),
   },
-  { additionalProperties: false, example: EXAMPLE },
+  { additionalProperties: false, examples: [EXAMPLE] },
 );
 
 /** One item: exactly the body `GET /player/{player}` answers for that player. */

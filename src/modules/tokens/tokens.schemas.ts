@@ -17,7 +17,12 @@ export const RefreshRequestSchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, description: 'RefreshRequest: the token to exchange.' },
+  {
+    additionalProperties: false,
+    description: 'RefreshRequest: the token to exchange.',
+    // `token` stands for a token of yours (the example runs with a real one).
+    examples: [{ token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwMTIzNDU2NzgifQ.c2lnbmF0dXJl' }],
+  },
 );
 
 const Count = (description: string) => Type.Integer({ minimum: 0, description });

@@ -126,7 +126,7 @@ export function requireGrant(
         }
       : bearer;
   const hint = identity ? gate.wayIn?.identity : gate.wayIn?.token;
-  return async function guard(request: FastifyRequest, reply: FastifyReply) {
+  return guarding(grant, async function guard(request: FastifyRequest, reply: FastifyReply) {
     let principal: Principal;
     try {
       principal = await verify(request);
@@ -145,7 +145,29 @@ export function requireGrant(
         grant,
       });
     }
-  };
+  });
+}
+
+/**
+ * The grant each guard made here asks for (none: any token of the route's kind), by the guard itself: the
+ * OpenAPI document reads a route's security scopes from its guard (`guardOf`), so the two cannot differ.
+ */
+const guardGrants = new WeakMap<object, Grant | undefined>();
+
+function guarding<Hook extends object>(grant: Grant | undefined, hook: Hook): Hook {
+  guardGrants.set(hook, grant);
+  return hook;
+}
+
+/**
+ * The guard among a route's hooks (its `onRequest` or `preHandler`, a function or a list), and the grant it
+ * asks for; undefined when the route has no guard (a public route).
+ */
+export function guardOf(...hooks: unknown[]): { readonly grant: Grant | undefined } | undefined {
+  for (const hook of hooks.flat()) {
+    if (typeof hook === 'function' && guardGrants.has(hook)) return { grant: guardGrants.get(hook) };
+  }
+  return undefined;
 }
 
 /** A request to a route that takes the portal's session alone, without one. */
@@ -174,7 +196,8 @@ export function requireOwnerOrGrant(
   grant: Grant,
   ownerParam: string,
 ): preHandlerAsyncHookHandler {
-  return async function guard(request: FastifyRequest, reply: FastifyReply) {
+  // The owner needs no grant: the document names none (the route's description says who else may).
+  return guarding(undefined, async function guard(request: FastifyRequest, reply: FastifyReply) {
     let principal: Principal;
     try {
       principal = await authenticate(gate, request);
@@ -187,7 +210,7 @@ export function requireOwnerOrGrant(
       throw new Error(`route ${request.routeOptions.url}: "${ownerParam}" is not a snowflake parameter`);
     await admitted(gate, request, reply, principal);
     ensureOwnerOrHolder(principal, owner, grant);
-  };
+  });
 }
 
 /** The caller of a guarded route. A route without a guard has none: that is a bug, answered as a 500. */

@@ -3,10 +3,13 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
+import { GRANT_OPENS, GRANTS, isOperatorGrant } from '../auth/grants.js';
+import { guardOf } from '../auth/route-guard.js';
 import { errorResponses } from '../error-response.js';
 import { type ErrorKind, errorCatalogue } from '../errors.js';
 import { showOpenApiForms } from '../openapi-form.js';
 import { API_VERSION } from '../request-context.js';
+import { SNOWFLAKE_NOTE } from '../snowflake.js';
 import { docsPage, type OpenApiDocument, SUMMARY, TITLE } from './docs-page.js';
 import { fixedBody } from './fixed-body.js';
 import { RATE_LIMIT_HEADERS } from './rate-limit-headers.js';
@@ -38,6 +41,23 @@ export interface HttpDocsOptions {
   /** The docs page's section on getting a token (HTML), before the endpoints. */
   readonly gettingStartedHtml?: string;
 }
+
+/** The operations' tags, one per operation, in the order the explorer and the docs page show them. */
+const TAGS = [
+  { name: 'Player', description: "Hypixel players' data, from the cache: one, many at once, their history." },
+  { name: 'Gamemode', description: "A player's SkyBlock profiles." },
+  { name: 'Ping', description: "Players' ping samples and their daily history." },
+  {
+    name: 'Messenger',
+    description: "Your bot's interaction logs and its Discord users with their Minecraft accounts.",
+  },
+  { name: 'Developer', description: 'Developer applications (applying, reviewing) and their keys.' },
+  {
+    name: 'Auth',
+    description: 'Tokens: exchanging a key, refreshing, who the caller is, signing in to the portal.',
+  },
+  { name: 'Operations', description: 'Health, readiness, metrics and this documentation.' },
+];
 
 /** Headers every answer carries, errors included (platform/request-context.ts), as components.headers. */
 const PLATFORM_HEADERS = {
@@ -86,6 +106,46 @@ function addEveryRouteErrors({ schema, url }: { schema: FastifySchema; url: stri
     },
     url,
   };
+}
+
+interface RouteHooks {
+  readonly onRequest?: unknown;
+  readonly preHandler?: unknown;
+}
+
+/**
+ * A route's security with its guard's grant as the scope of every bearer requirement: the document's scopes
+ * come from the guard that checks them (route-guard.ts), never from a second list.
+ */
+function withGuardScopes({ schema, url, route }: { schema: FastifySchema; url: string; route?: RouteHooks }) {
+  if (!isObject(schema) || schema.hide || !Array.isArray(schema.security)) return { schema, url };
+  const guard = route && guardOf(route.onRequest, route.preHandler);
+  if (!guard) return { schema, url };
+  const scopes = guard.grant ? [guard.grant] : [];
+  return {
+    schema: {
+      ...schema,
+      security: schema.security.map((requirement: Record<string, string[]>) =>
+        'bearerAuth' in requirement ? { ...requirement, bearerAuth: scopes } : requirement,
+      ),
+    },
+    url,
+  };
+}
+
+/** How a bearer token's grants read as security scopes: the bearerAuth scheme's description. */
+function scopesMarkdown(): string {
+  return [
+    'Every operation that takes a token names, as the scope of its `bearerAuth` requirement, the grant the ' +
+      "token must carry (none: any token of the caller's). Grants are the token's `scope` claim:",
+    '',
+    '| scope | opens | given by |',
+    '|---|---|---|',
+    ...GRANTS.map(
+      (grant) =>
+        `| \`${grant}\` | ${GRANT_OPENS[grant]} | ${isOperatorGrant(grant) ? 'an operator only' : 'an approved application'} |`,
+    ),
+  ].join('\n');
 }
 
 /** Every operation of a rendered document. */
@@ -150,8 +210,9 @@ export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) =
       info: {
         title: TITLE,
         version: '4.0.0',
-        description: `${SUMMARY}\n\n${catalogueMarkdown(errorCatalogue)}`,
+        description: `${SUMMARY}\n\n${SNOWFLAKE_NOTE}\n\n${catalogueMarkdown(errorCatalogue)}`,
       },
+      tags: TAGS,
       // Relative when PUBLIC_URL is not set: clients resolve it against where they fetched the document.
       servers: [publicUrl ? { url: publicUrl, description: 'This deployment' } : { url: '/' }],
       components: {
@@ -160,7 +221,7 @@ export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) =
             type: 'http',
             scheme: 'bearer',
             bearerFormat: 'JWT',
-            description: bearerDescription,
+            description: `${bearerDescription}\n\n${scopesMarkdown()}`,
           },
           sessionCookie: {
             type: 'apiKey',
@@ -183,7 +244,7 @@ export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) =
     refResolver: {
       buildLocalReference: (json, _base, _fragment, index) => String(json.$id ?? `def-${index}`),
     },
-    transform: addEveryRouteErrors,
+    transform: (route) => addEveryRouteErrors(withGuardScopes(route)),
     transformObject: (document) =>
       finishDocument(showOpenApiForms('openapiObject' in document ? document.openapiObject : {}) as Json),
   };

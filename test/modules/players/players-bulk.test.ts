@@ -206,7 +206,7 @@ describeEachBackend(
     it('serves the example request of the OpenAPI document, and the docs page lists the route', async (t) => {
       const { app, post } = await setup(t);
       const document = JSON.parse((await app.inject({ method: 'GET', url: '/openapi.json' })).body);
-      const example = document.paths['/players'].post.requestBody.content['application/json'].schema.example;
+      const example = document.paths['/players'].post.requestBody.content['application/json'].example;
       const reply = await post(example);
       assert.equal(reply.statusCode, 200, reply.body);
       const results = resultsOf(reply);

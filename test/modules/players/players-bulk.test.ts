@@ -182,7 +182,8 @@ describeEachBackend(
     });
 
     it("says where the owner stands: a unit of work per distinct player, and the upstream share's standing", async (t) => {
-      const { get, post } = await setup(t, { WORK_BUDGET_UNITS: '600' });
+      // A day's window: the bucket refills 600 units a day, nothing the test's second could show.
+      const { get, post } = await setup(t, { WORK_BUDGET_UNITS: '600', WORK_BUDGET_WINDOW_SECONDS: '86400' });
       // The key's limit is known after a first answer; a cached player costs no lookup of the share.
       assert.equal((await get(`/player/${minikloon.uuid}`)).statusCode, 200);
       const given = [minikloon.uuid, DASHED_MINIKLOON, NEVER_JOINED, minikloon.uuid];
@@ -197,10 +198,10 @@ describeEachBackend(
         OWNER_SHARE - 2,
         'one lookup for the GET, one for NEVER_JOINED',
       );
-      // 600 units: the GET 1, then 3 distinct players and a body under 1 KiB: 4; the bucket refills meanwhile.
+      // 600 units: the GET 1, then 3 distinct players and a body under 1 KiB: 4.
       // (With Redis an instance reserves units ahead, and says where its reservation stands: not checked.)
       const work = standing(bulk, 'work')?.r ?? 0;
-      if (backend.cache === 'memory') assert.ok(work >= 595 && work <= 597, `work left ${work}`);
+      if (backend.cache === 'memory') assert.ok(work >= 595 && work <= 596, `work left ${work}`);
     });
 
     it('serves the example request of the OpenAPI document, and the docs page lists the route', async (t) => {

@@ -80,6 +80,7 @@ export async function waitForDatabase(
     } catch (error) {
       // Tries go on until the deadline (the last one at the deadline itself), so "tried for N s" is true.
       if (Date.now() >= deadline) {
+        log.warn({ attempts: attempt, reason: reasonOf(error) }, 'database not reachable; giving up');
         throw new StartupError(
           `cannot reach ${describeDatabase(settings)} (tried for ${Math.round(timeoutMs / 1000)} s): ${reasonOf(error)}`,
           { cause: error },

@@ -18,6 +18,12 @@ const TAGS = ['Player'];
 const security = [{ bearerAuth: [] }];
 /** Snapshots a sessions read goes through for one unit of work (besides a unit per session returned). */
 const SNAPSHOTS_PER_UNIT = 100;
+/**
+ * Bytes of full copies a read parses for one unit of work: a full copy is most of a read's cost (0.75 ms for
+ * a typical 46 KB player), so a read over a large player's history costs what it takes.
+ */
+const FULL_COPY_BYTES_PER_UNIT = 64 * 1024;
+const fullCopyUnits = (bytes: number) => Math.ceil(bytes / FULL_COPY_BYTES_PER_UNIT);
 
 /** The pointers of `fields`, given comma-separated, as repeated parameters, or both. */
 const pointersOf = (fields: string | readonly string[]) =>
@@ -40,7 +46,7 @@ export const playerHistoryRoutes =
             'stored of the player in the range, oldest first: a snapshot is stored at each lookup that found the ' +
             'player changed. More snapshots than `limit` are thinned evenly. Kept HISTORY_RETENTION_DAYS (365 by ' +
             "default). 404 when no snapshot of the player was ever stored. Costs the owner's work budget a unit per " +
-            'point returned, besides the request. Grant: player:read.',
+            'point returned and per 64 KiB of full copies read, besides the request. Grant: player:read.',
           security,
           params: PlayerParams,
           querystring: HistoryQuery,
@@ -57,7 +63,7 @@ export const playerHistoryRoutes =
           .historyOf(request.params.player, { fields: pointersOf(fields), ...range }, owner)
           .catch(inQuery)
           .catch(asUpstreamError);
-        await chargeWork(request, found.points.length);
+        await chargeWork(request, found.points.length + fullCopyUnits(found.fullCopyBytes));
         return sendJsonBytes(reply, 200, Buffer.from(historyBody(found)));
       },
     );
@@ -75,7 +81,8 @@ export const playerHistoryRoutes =
             'first, each with the numeric values that changed over it (from the snapshot before the login to the ' +
             "session's last). A player who hides their online status shows none. 404 when no snapshot of the player " +
             "was ever stored. Read from at most the 5000 newest snapshots in the range. Costs the owner's work budget " +
-            'a unit per session returned and per 100 snapshots read, besides the request. ' +
+            'a unit per session returned, per 100 snapshots read and per 64 KiB of full copies read, besides the ' +
+            'request. ' +
             'Grant: player:read.',
           security,
           params: PlayerParams,

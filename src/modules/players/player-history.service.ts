@@ -100,6 +100,12 @@ export const MAX_HISTORY_FIELDS = 50;
 export const DEFAULT_HISTORY_POINTS = 100;
 export const DEFAULT_SESSIONS = 20;
 
+/** What a read cost, for its charge: the snapshots it went through, and the bytes of the full copies it parsed. */
+export interface ReadCost {
+  readonly snapshotsRead: number;
+  readonly fullCopyBytes: number;
+}
+
 export interface PlayerHistoryService {
   /**
    * The history of the player `player` names (resolved as `uuidOf` does, for `owner`): the values of the
@@ -111,28 +117,28 @@ export interface PlayerHistoryService {
     player: string,
     request: HistoryRequest,
     owner: bigint,
-  ): Promise<{ uuid: string; fields: readonly string[]; points: HistoryPoint[] }>;
-  /** The player's sessions in the range, newest first, and how many snapshots were read; throws as `historyOf`. */
+  ): Promise<{ uuid: string; fields: readonly string[]; points: HistoryPoint[] } & ReadCost>;
+  /** The player's sessions in the range, newest first; throws as `historyOf`. */
   sessionsOf(
     player: string,
     request: SessionsRequest,
     owner: bigint,
-  ): Promise<{ uuid: string; sessions: Session[]; snapshotsRead: number }>;
+  ): Promise<{ uuid: string; sessions: Session[] } & ReadCost>;
   /**
    * Stores a snapshot of the player fetched at `at` for `owner`, in `within` (the fetch's transaction),
    * unless it equals their latest one. Whether it stored one.
    */
   record(within: Executor, uuid: string, json: string, at: number, owner: bigint | null): Promise<boolean>;
   /** The snapshots from `from` to `to`, oldest first, evenly thinned to `limit`; undefined: none ever stored. */
-  points(uuid: string, query: HistoryQuery): Promise<HistoryPoint[] | undefined>;
+  points(uuid: string, query: HistoryQuery): Promise<({ points: HistoryPoint[] } & ReadCost) | undefined>;
   /**
    * The sessions the snapshots from `from` to `to` show, newest first, up to `limit`, read from at most
-   * MAX_SESSION_SNAPSHOTS snapshots; and how many snapshots it read. Undefined as `points`.
+   * MAX_SESSION_SNAPSHOTS snapshots. Undefined as `points`.
    */
   sessions(
     uuid: string,
     range: { from: number; to: number; limit: number },
-  ): Promise<{ sessions: Session[]; snapshotsRead: number } | undefined>;
+  ): Promise<({ sessions: Session[] } & ReadCost) | undefined>;
   /** Makes the coming months' partitions (PostgreSQL); the months it could not make, as first milliseconds. */
   prepareMonths(): Promise<number[]>;
   /** Removes the months past the retention, until done or `stop`; how many snapshots or partitions. */
@@ -144,8 +150,16 @@ const NO_CHANGES = stringifyExact([]);
 
 const compressFull = (json: string) =>
   brotliCompressSync(json, { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } });
-const readFull = (row: HistoryRow): unknown =>
-  parseJsonExact(brotliDecompressSync(row.body).toString('utf8'));
+/** What a read went through: the bytes of the full copies it parsed (the most of its cost). */
+interface ReadMeter {
+  fullCopyBytes: number;
+}
+
+const readFull = (row: HistoryRow, meter?: ReadMeter): unknown => {
+  const text = brotliDecompressSync(row.body);
+  if (meter) meter.fullCopyBytes += text.length;
+  return parseJsonExact(text.toString('utf8'));
+};
 const readChanges = (row: HistoryRow): ParsedChanges =>
   parseChanges(parseJsonExact(inflateRawSync(row.body).toString('utf8')) as JsonChange[]);
 const isFull = (row: HistoryRow) => row.baseSeq === row.seq;
@@ -214,7 +228,11 @@ export function createPlayerHistoryService({
   const repository = createPlayerHistoryRepository(db);
 
   /** The full copies the rows refer to, parsed, by seq (those among the rows are not read again). */
-  async function basesOf(uuid: string, rows: readonly HistoryRow[]): Promise<Map<number, unknown>> {
+  async function basesOf(
+    uuid: string,
+    rows: readonly HistoryRow[],
+    meter: ReadMeter,
+  ): Promise<Map<number, unknown>> {
     const fulls = rows.filter(isFull);
     const missing = [...new Set(rows.map((row) => row.baseSeq))].filter(
       (seq) => !fulls.some((row) => row.seq === seq),
@@ -224,14 +242,14 @@ export function createPlayerHistoryService({
     for (const [index, row] of fulls.entries()) {
       // Reading a full copy takes most of a millisecond: other requests get a turn between a few.
       if (index > 0 && index % FULL_COPIES_PER_TURN === 0) await setImmediate();
-      bases.set(row.seq, readFull(row));
+      bases.set(row.seq, readFull(row, meter));
     }
     return bases;
   }
 
   /** Each row's document, as a full copy and the changes over it (undefined: its full copy is gone). */
-  async function documentsOf(uuid: string, rows: readonly HistoryRow[]) {
-    const bases = await basesOf(uuid, rows);
+  async function documentsOf(uuid: string, rows: readonly HistoryRow[], meter: ReadMeter) {
+    const bases = await basesOf(uuid, rows, meter);
     return rows.map((row) => {
       const base = bases.get(row.baseSeq);
       return {
@@ -247,13 +265,13 @@ export function createPlayerHistoryService({
       const fields = fieldsOf(request.fields);
       const range = rangeOf(request, now());
       const uuid = await uuidOf(player, owner);
-      const points = await service.points(uuid, {
+      const read = await service.points(uuid, {
         fields,
         ...range,
         limit: request.limit ?? DEFAULT_HISTORY_POINTS,
       });
-      if (!points) throw noHistory(uuid);
-      return { uuid, fields: fields.map(({ pointer }) => pointer), points };
+      if (!read) throw noHistory(uuid);
+      return { uuid, fields: fields.map(({ pointer }) => pointer), ...read };
     },
 
     async sessionsOf(player, request, owner) {
@@ -305,14 +323,16 @@ export function createPlayerHistoryService({
     async points(uuid, { fields, from, to, limit }) {
       if (!(await repository.head(uuid))) return undefined;
       const range = await repository.seqRange(uuid, from, to);
-      if (!range) return [];
+      if (!range) return { points: [], snapshotsRead: 0, fullCopyBytes: 0 };
       const rows = await repository.rows(uuid, thinnedSeqs(range.first, range.last, limit));
-      return (await documentsOf(uuid, rows)).map(({ row, base, changes }) => ({
+      const meter: ReadMeter = { fullCopyBytes: 0 };
+      const points = (await documentsOf(uuid, rows, meter)).map(({ row, base, changes }) => ({
         at: row.at,
         values: fields.map(({ path }) =>
           base === undefined ? undefined : valueAfterChanges(base, changes, path),
         ),
       }));
+      return { points, snapshotsRead: rows.length, fullCopyBytes: meter.fullCopyBytes };
     },
 
     async sessions(uuid, { from, to, limit }) {
@@ -322,6 +342,7 @@ export function createPlayerHistoryService({
       let current: { login: number; rows: HistoryRow[] } | undefined;
       let before: number | undefined;
       let snapshotsRead = 0;
+      const meter: ReadMeter = { fullCopyBytes: 0 };
       const loginOf = (document: { base: unknown; changes: ParsedChanges }) =>
         numberAt(document, ['lastLogin']);
 
@@ -330,7 +351,7 @@ export function createPlayerHistoryService({
         const oldest = session.rows[session.rows.length - 1] as HistoryRow;
         // What the player was before logging in: the snapshot before the session's first, when kept.
         const [previous] = await repository.rows(uuid, [oldest.seq - 1]);
-        const [first, last] = await documentsOf(uuid, [previous ?? oldest, newest]);
+        const [first, last] = await documentsOf(uuid, [previous ?? oldest, newest], meter);
         const logout = last ? numberAt(last, ['lastLogout']) : undefined;
         sessions.push({
           start: session.login,
@@ -348,7 +369,7 @@ export function createPlayerHistoryService({
           ...(before === undefined ? {} : { before }),
         });
         snapshotsRead += page.length;
-        for (const { row, base, changes } of await documentsOf(uuid, page)) {
+        for (const { row, base, changes } of await documentsOf(uuid, page, meter)) {
           const login = base === undefined ? undefined : loginOf({ base, changes });
           if (login === undefined) continue;
           if (current && current.login === login) {
@@ -364,7 +385,7 @@ export function createPlayerHistoryService({
         before = (page[page.length - 1] as HistoryRow).seq;
       }
       if (current && sessions.length < limit) await close(current);
-      return { sessions, snapshotsRead };
+      return { sessions, snapshotsRead, fullCopyBytes: meter.fullCopyBytes };
     },
 
     async prepareMonths() {

@@ -5,6 +5,7 @@ import { describeEachBackend } from '../../helpers/backends.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { buildPlayerTestApp } from '../../helpers/player-app.js';
 import { fixtureJson } from '../../helpers/player-fixtures.js';
+import { rateLimitItem } from '../../helpers/replies.js';
 import { issueToken } from '../../helpers/tokens.js';
 
 const { minikloon } = FIXTURE_PLAYERS;
@@ -326,5 +327,38 @@ describeEachBackend('player history', (backend) => {
         ),
       [1],
     );
+  });
+
+  it('charges a history read for the full copies it parses: a large player costs more than a typical one', async (t) => {
+    const test = await buildPlayerTestApp(t, fake, {
+      backend,
+      // A day's window: the bucket refills 100,000 units a day, next to nothing within the test.
+      env: {
+        CACHE_PLAYER_FRESH_SECONDS: '0',
+        WORK_BUDGET_UNITS: '100000',
+        WORK_BUDGET_WINDOW_SECONDS: '86400',
+      },
+    });
+    const reader = await issueToken(test.app, test.config, { owner: 9n, grants: ['player:read'] });
+    const charged = async (uuid: string, template: Record<string, unknown>) => {
+      for (const networkExp of [1, 2]) {
+        fake.setPlayer(uuid, { ...template, networkExp });
+        assert.equal((await test.get(`/player/${uuid}`)).statusCode, 200);
+      }
+      const url = `/player/${uuid}/history?fields=/networkExp`;
+      const before = Number(rateLimitItem((await test.get(url, reader)).headers.ratelimit, 'work')?.r);
+      const after = Number(rateLimitItem((await test.get(url, reader)).headers.ratelimit, 'work')?.r);
+      return before - after;
+    };
+    const typical = await charged(
+      minikloon.uuid,
+      fixtureJson('player.json').player as Record<string, unknown>,
+    );
+    const large = await charged(
+      FIXTURE_PLAYERS.builder.uuid,
+      fixtureJson('player-large.json').player as Record<string, unknown>,
+    );
+    assert.equal(typical, 1 + 2 + 1, 'the request, two points, one full copy of 46 KB');
+    assert.equal(large, 1 + 2 + 8, 'the request, two points, one full copy of 488 KB: 8 units of 64 KiB');
   });
 });

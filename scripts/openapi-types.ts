@@ -41,6 +41,22 @@ const HEADER = `/**
 
 `;
 
+/** The names of the properties the document declares `format: uint64` (the IDs the client reads as text). */
+function uint64Properties(node: unknown, found = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) for (const inner of node) uint64Properties(inner, found);
+  else if (typeof node === 'object' && node !== null) {
+    for (const [name, inner] of Object.entries(node)) {
+      if (name === 'properties' && typeof inner === 'object' && inner !== null) {
+        for (const [property, schema] of Object.entries(inner)) {
+          if ((schema as { format?: unknown } | null)?.format === 'uint64') found.add(property);
+        }
+      }
+      uint64Properties(inner, found);
+    }
+  }
+  return found;
+}
+
 /** The text of clients/typescript/src/schema.ts for a document. */
 export async function clientTypes(document: Record<string, unknown>): Promise<string> {
   const ast = await openapiTS(structuredClone(document) as unknown as Parameters<typeof openapiTS>[0], {
@@ -50,5 +66,11 @@ export async function clientTypes(document: Record<string, unknown>): Promise<st
       return types.includes('null') ? ts.factory.createUnionTypeNode([STRING, NULL]) : STRING;
     },
   });
-  return HEADER + astToString(ast);
+  const ids = [...uint64Properties(document)].sort();
+  return (
+    HEADER +
+    astToString(ast) +
+    '\n/** The properties the document declares `format: uint64`: the client reads their values as exact decimal text. */\n' +
+    `export const uint64Properties: readonly string[] = ${JSON.stringify(ids)};\n`
+  );
 }

@@ -7659,3 +7659,6 @@ export interface operations {
         };
     };
 }
+
+/** The properties the document declares `format: uint64`: the client reads their values as exact decimal text. */
+export const uint64Properties: readonly string[] = ["owner","server_id","user_id"];

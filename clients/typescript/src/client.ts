@@ -99,6 +99,20 @@ export function parseRateLimit(value: string | null): Map<string, RateLimitState
   return policies;
 }
 
+/** The IETF `RateLimit-Policy` header (`"work";q=600;w=10, ...`) by policy name. */
+export function parsePolicy(value: string | null): Map<string, { quota: number; windowSeconds: number }> {
+  const policies = new Map<string, { quota: number; windowSeconds: number }>();
+  for (const item of value?.split(',') ?? []) {
+    const [name, ...parameters] = item.trim().split(';');
+    if (!name) continue;
+    const values = new Map(parameters.map((parameter) => parameter.trim().split('=') as [string, string]));
+    const quota = Number(values.get('q'));
+    const windowSeconds = Number(values.get('w'));
+    if (quota > 0 && windowSeconds > 0) policies.set(name.replace(/^"|"$/g, ''), { quota, windowSeconds });
+  }
+  return policies;
+}
+
 function queryString(query: Readonly<Record<string, unknown>> | undefined): string {
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(query ?? {})) {
@@ -168,7 +182,13 @@ export function createClient(options: ClientOptions) {
     if (limits.size > 0) {
       rateLimit = limits;
       const work = limits.get('work');
-      if (work && work.remaining <= 0) workResumesAt = now() + work.resetSeconds * 1000;
+      if (work && work.remaining <= 0) {
+        // The work budget refills continuously (q units per w seconds): a unit is back after w/q seconds,
+        // sooner than `t`, the time until it is whole.
+        const policy = parsePolicy(response.headers.get('ratelimit-policy')).get('work');
+        const unitMs = policy ? (policy.windowSeconds * 1000) / policy.quota : Number.POSITIVE_INFINITY;
+        workResumesAt = now() + Math.min(work.resetSeconds * 1000, unitMs);
+      }
     }
     return { response, body };
   }
@@ -202,37 +222,33 @@ export function createClient(options: ClientOptions) {
     return tokenOf(token, Date.parse(expires_at));
   }
 
-  /** A new token: the current one refreshed (falling back on the key when that fails), or the key exchanged. */
   function renew(): Promise<Token> {
     renewing ??= (async () => {
       try {
-        if (current) {
-          try {
-            return await exchange({
-              method: 'POST',
-              path: '/auth/refresh',
-              body: { token: current.token },
-              auth: false,
-            });
-          } catch (error) {
-            if (!options.key || !(error instanceof ApiError) || error.status !== 401) throw error;
-          }
-        }
-        if (!options.key) throw new Error('the token cannot be refreshed, and the client has no key');
-        return await exchange({
-          method: 'POST',
-          path: '/auth/token',
-          body: { key: options.key },
-          auth: false,
-        });
+        current = await newToken();
+        return current;
       } finally {
         renewing = undefined;
       }
-    })().then((token) => {
-      current = token;
-      return token;
-    });
+    })();
     return renewing;
+  }
+
+  async function newToken(): Promise<Token> {
+    if (current) {
+      try {
+        return await exchange({
+          method: 'POST',
+          path: '/auth/refresh',
+          body: { token: current.token },
+          auth: false,
+        });
+      } catch (error) {
+        if (!options.key || !(error instanceof ApiError) || error.status !== 401) throw error;
+      }
+    }
+    if (!options.key) throw new Error('the token cannot be refreshed, and the client has no key');
+    return await exchange({ method: 'POST', path: '/auth/token', body: { key: options.key }, auth: false });
   }
 
   /** The token to send: the current one, unless it is due for a refresh. */

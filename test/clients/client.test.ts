@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
+import { promisify } from 'node:util';
+import { transform } from 'esbuild';
 import { ApiError, type ClientOptions, createClient } from '../../clients/typescript/src/index.js';
 import type { Grant } from '../../src/platform/auth/grants.js';
 import { buildTestApp } from '../helpers/build-test-app.js';
@@ -259,5 +264,34 @@ describe('the TypeScript client', () => {
       assert.ok(error.is('KEY_INVALID'), error.message);
       return true;
     });
+  });
+
+  it("runs the README's ten-line bot as it is written (its import pointed at the client's source)", async (t) => {
+    const { baseUrl, key } = await setup(t);
+    const readme = await readFile('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('## TypeScript client'));
+    const bot = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(bot, 'the README has the bot');
+    assert.ok(bot.split('\n').filter((line) => line.trim() !== '').length <= 10, 'ten lines');
+    // The client as this test imports it (from the test build, as JavaScript).
+    const client = new URL('../../clients/typescript/src/index.js', import.meta.url).href;
+    const { code } = await transform(
+      bot
+        .replace("'@player-data-service/client'", JSON.stringify(client))
+        .replace("'https://pds.example.com'", JSON.stringify(baseUrl)),
+      { loader: 'ts', format: 'esm' },
+    );
+    const dir = await mkdtemp(join('.test-build', 'readme-bot-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'bot.mjs');
+    await writeFile(file, code);
+    const { stdout } = await promisify(execFile)(process.execPath, [file], {
+      env: { ...process.env, PDS_KEY: key },
+      timeout: 30_000,
+    });
+    assert.deepEqual(stdout.trim().split('\n'), [
+      'Minikloon 0 Bed Wars wins',
+      'builder_247 148 Bed Wars wins',
+    ]);
   });
 });

@@ -181,6 +181,32 @@ describe('the TypeScript client', () => {
     });
   });
 
+  it('reads history, sessions and ping history, and ingests ping samples with an operator token', async (t) => {
+    const { app, config, client, baseUrl, fetch } = await setup(t);
+    const pds = client();
+    await pds.player('Minikloon'); // the first lookup stores the first snapshot
+    const history = await pds.history('Minikloon', { fields: ['/networkExp', '/karma'], limit: 10 });
+    assert.equal(history.uuid, FIXTURE_PLAYERS.minikloon.uuid);
+    assert.equal(history.points.length, 1);
+    assert.deepEqual(history.points[0]?.values, { '/networkExp': 160452580, '/karma': 11750550 });
+    const { sessions } = await pds.sessions('Minikloon', { limit: 5 });
+    assert.ok(Array.isArray(sessions));
+
+    const collector = createClient({
+      baseUrl,
+      token: await issueToken(app, config, { owner: REVIEWER, grants: ['ping:write'] }),
+      fetch,
+    });
+    const at = new Date(Date.now() - 60_000).toISOString();
+    const stored = await collector.ingestPing('Minikloon', {
+      samples: [{ ping: 42, lobby: 'bedwars_lobby_3', at }],
+    });
+    assert.deepEqual({ stored: stored.stored, duplicates: stored.duplicates }, { stored: 1, duplicates: 0 });
+    const { data } = await pds.pingHistory('Minikloon', { limit: 1 });
+    assert.equal(data[0]?.last_lobby, 'bedwars_lobby_3');
+    assert.deepEqual(data[0]?.history, [42]);
+  });
+
   it("waits out a 429's Retry-After (bounded), and paces itself by the RateLimit header", async (t) => {
     // A budget of 30 units refilling one a second; setting up the key spends some of it.
     const { client, sent } = await setup(t, {

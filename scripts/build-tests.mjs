@@ -1,4 +1,5 @@
-// Transpiles src/ and test/ into .test-build/ (esbuild: types are not checked here, `npm run typecheck`
+// Transpiles src/ and test/ (and the TypeScript client with the script that makes its types, which its
+// tests import) into .test-build/ (esbuild: types are not checked here, `npm run typecheck`
 // does that), so that each test process loads plain JavaScript instead of compiling TypeScript through a
 // loader hook on every import: that hook, not the tests, was most of the suites' time. Test fixtures and
 // the files tests read beside themselves are copied along. The output is wiped first: a deleted test
@@ -20,7 +21,12 @@ function typescriptFiles(dir) {
 
 rmSync(OUT, { recursive: true, force: true });
 buildSync({
-  entryPoints: [...typescriptFiles('src'), ...typescriptFiles('test')],
+  entryPoints: [
+    ...typescriptFiles('src'),
+    ...typescriptFiles('test'),
+    ...typescriptFiles(join('clients', 'typescript', 'src')),
+    join('scripts', 'openapi-types.ts'),
+  ],
   outdir: OUT,
   outbase: '.',
   format: 'esm',

@@ -413,7 +413,7 @@ export interface paths {
         };
         /**
          * A player's values over time
-         * @description The values of up to 50 fields (JSON Pointers into the player object) at each snapshot the service stored of the player in the range, oldest first: a snapshot is stored at each lookup that found the player changed. More snapshots than `limit` are thinned evenly. Kept HISTORY_RETENTION_DAYS (365 by default). 404 when no snapshot of the player was ever stored. Costs the owner's work budget a unit per point returned, besides the request. Grant: player:read.
+         * @description The values of up to 50 fields (JSON Pointers into the player object) at each snapshot the service stored of the player in the range, oldest first: a snapshot is stored at each lookup that found the player changed. More snapshots than `limit` are thinned evenly. Kept HISTORY_RETENTION_DAYS (365 by default). 404 when no snapshot of the player was ever stored. Costs the owner's work budget a unit per point returned and per 64 KiB of full copies read, besides the request. Grant: player:read.
          */
         get: operations["getPlayerHistory"];
         put?: never;
@@ -433,7 +433,7 @@ export interface paths {
         };
         /**
          * A player's play sessions
-         * @description Play sessions read from the player's snapshots in the range and their `lastLogin`/`lastLogout`, newest first, each with the numeric values that changed over it (from the snapshot before the login to the session's last). A player who hides their online status shows none. 404 when no snapshot of the player was ever stored. Read from at most the 5000 newest snapshots in the range. Costs the owner's work budget a unit per session returned and per 100 snapshots read, besides the request. Grant: player:read.
+         * @description Play sessions read from the player's snapshots in the range and their `lastLogin`/`lastLogout`, newest first, each with the numeric values that changed over it (from the snapshot before the login to the session's last). A player who hides their online status shows none. 404 when no snapshot of the player was ever stored. Read from at most the 5000 newest snapshots in the range. Costs the owner's work budget a unit per session returned, per 100 snapshots read and per 64 KiB of full copies read, besides the request. Grant: player:read.
          */
         get: operations["getPlayerSessions"];
         put?: never;

@@ -159,7 +159,7 @@ function firstCallHtml(document: OpenApiDocument, base: string): string {
   const curl = `export PDS_URL=${shellQuote(base)}
 export PDS_KEY='pds_...'   # your application's key, from the portal
 
-# 1. Exchange the key for a token (again whenever the token expires).
+# 1. Exchange the key for a token (again whenever the token expires); jq picks it out of the answer.
 export PDS_TOKEN=$(curl -s -X POST "$PDS_URL/auth/token" \\
   -H 'Content-Type: application/json' -d "{\\"key\\": \\"$PDS_KEY\\"}" | jq -r .token)
 

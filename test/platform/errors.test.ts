@@ -316,3 +316,17 @@ describe('error model', () => {
     for (const kind of errorCatalogue) assert.match(kind.name, /^[A-Z][A-Z0-9_]+$/);
   });
 });
+
+describe('the error catalogue', () => {
+  it('says for every kind how a developer fixes it: a sentence of its own', () => {
+    const fixes = new Set<string>();
+    for (const kind of errorCatalogue) {
+      assert.equal(typeof kind.fix, 'string', kind.name);
+      assert.ok(kind.fix.trim().length >= 15, `${kind.name}: "${kind.fix}"`);
+      assert.match(kind.fix, /[.!]$/, `${kind.name}: a sentence`);
+      assert.notEqual(kind.fix, kind.reason, `${kind.name}: more than its reason`);
+      fixes.add(kind.fix);
+    }
+    assert.ok(fixes.size > errorCatalogue.length * 0.9, 'fixes of their own, not one text for all');
+  });
+});

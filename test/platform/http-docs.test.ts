@@ -23,7 +23,15 @@ describe('OpenAPI and docs', () => {
     await SwaggerParser.validate(structuredClone(document));
     assert.ok(document.paths['/health'].get);
     assert.ok(document.components.schemas.ErrorResponse);
-    for (const kind of errorCatalogue) assert.ok(document.info.description.includes(kind.name));
+    // The catalogue, with how to fix each error, is the ErrorResponse schema's description (the explorer shows it
+    // after the operations); the document's description, above the first operation, links to it instead.
+    const catalogue = String(document.components.schemas.ErrorResponse.description);
+    for (const kind of errorCatalogue) {
+      assert.ok(catalogue.includes(`| ${kind.code} | ${kind.name} | ${kind.status} |`), kind.name);
+      assert.ok(catalogue.includes(kind.fix.replace(/\|/g, '\\|')), `${kind.name}: its fix`);
+    }
+    assert.ok(!document.info.description.includes('| code |'), 'no table above the first operation');
+    assert.match(document.info.description, /\[\/docs#errors\]\(\/docs#errors\)/);
   });
 
   it('serves the document and the page as fixed bodies: compressed copies, HEAD alike, 304 by ETag', async () => {
@@ -284,6 +292,65 @@ describe('OpenAPI and docs', () => {
     for (const grant of OPERATOR_GRANTS)
       assert.match(reply.body, new RegExp(`<code>${grant}</code></td><td>given only by an operator`));
     assert.match(reply.body, /id="limits"/);
+  });
+
+  it('starts the docs page with getting started: a token, the first call in curl and TypeScript, an icon', async () => {
+    const { body } = await app.inject({ method: 'GET', url: '/docs' });
+    const at = (id: string) => body.indexOf(`id="${id}"`);
+    assert.ok(at('getting-started') > 0 && at('getting-started') < at('getting-a-token'));
+    assert.ok(at('getting-a-token') < at('first-call') && at('first-call') < at('endpoints'));
+    const firstCall = body.slice(at('first-call'), at('endpoints'));
+    assert.match(firstCall, /curl -s -X POST &#34;\$PDS_URL\/auth\/token&#34;/);
+    assert.match(firstCall, /await fetch\(/);
+    assert.match(firstCall, /Authorization: `Bearer \$\{token\}`/);
+    assert.match(
+      body,
+      /<link rel="icon" type="image\/svg\+xml" href="data:image\/svg\+xml,/,
+      'no /favicon.ico asked for',
+    );
+  });
+
+  it('lists every operation of the document on the docs page with its grant and a curl of its example', async () => {
+    const { body } = await app.inject({ method: 'GET', url: '/docs' });
+    const document = await documentOf();
+    const sectionOf = (operationId: string) => {
+      const match = new RegExp(`<section class="op" id="op-${operationId}">([\\s\\S]*?)</section>`).exec(
+        body,
+      );
+      assert.ok(match, `${operationId} has its section`);
+      return match[1] ?? '';
+    };
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const section = sectionOf(String(operation.operationId));
+        assert.ok(
+          section.includes(`<code class="method">${method.toUpperCase()}</code>`),
+          `${method} ${path}`,
+        );
+        assert.ok(section.includes(`<code>${path}</code>`), `${method} ${path}`);
+        const grant = operation.security?.find((requirement) => requirement.bearerAuth)?.bearerAuth?.[0];
+        if (grant) assert.ok(section.includes(`<code class="grant">${grant}</code>`), `${path}: ${grant}`);
+        if (operation.security?.length === 0) assert.match(section, /public: no token/, path);
+        assert.match(section, /<pre><code>curl /, `${method} ${path}: an example request`);
+        const example = (operation as { requestBody?: { content: Record<string, { example?: unknown }> } })
+          .requestBody?.content['application/json']?.example;
+        if (example !== undefined) {
+          const sent = JSON.stringify(example).replace(/'/g, "'\\''");
+          const html = sent.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+          assert.ok(section.includes(html), `${method} ${path}: the document's example, as it is`);
+        }
+      }
+    }
+    assert.match(
+      sectionOf('getPlayer'),
+      /curl &#34;\$PDS_URL\/player\/[0-9a-f]{32}&#34; \\\n {2}-H &#34;Authorization: Bearer \$PDS_TOKEN&#34;/,
+    );
+    // The errors come after the last operation, each with how to fix it.
+    assert.ok(body.lastIndexOf('<section class="op"') < body.indexOf('id="errors"'));
+    for (const kind of errorCatalogue) {
+      assert.ok(kind.fix.length > 10, `${kind.name} says how to fix it`);
+      assert.match(body, new RegExp(`id="error-${kind.name}">.*<td class="fix">[^<]`), kind.name);
+    }
   });
 
   it('serves the interactive explorer from the package, offline', async () => {

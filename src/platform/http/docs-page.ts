@@ -3,8 +3,10 @@ import { errorAnchor } from '../error-response.js';
 import { errorCatalogue } from '../errors.js';
 
 /**
- * The documentation page (`/docs`): the endpoints of the OpenAPI document, the grants, the limits and the
- * error catalogue with an anchor per error, and a deployment's section on getting a token.
+ * The documentation page (`/docs`): getting started (a deployment's section on getting a token, then the
+ * first call in curl and in TypeScript), every endpoint of the OpenAPI document with its grant and an example
+ * request made from the document's own examples (so that the page cannot drift from it), the grants, the
+ * limits, and last the error catalogue with how to fix each error and an anchor per error.
  */
 
 export const TITLE = 'Player Data Service';
@@ -12,17 +14,202 @@ export const SUMMARY =
   "Minecraft players' data from the Hypixel network, served from a cache kept honest, with the service's " +
   'own player records, ping history, Discord users and a developer programme.';
 
-export interface OpenApiDocument {
-  paths?: Record<string, Record<string, { summary?: string; tags?: string[]; security?: unknown[] }>>;
+/** The page's icon, inline: the browser asks for no /favicon.ico. */
+export const FAVICON_HREF = `data:image/svg+xml,${encodeURIComponent(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#2e7d32"/>' +
+    '<path d="M4 4h5a3 3 0 0 1 0 6H6v2H4z" fill="#fff"/></svg>',
+)}`;
+
+interface Parameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  example?: unknown;
+  schema?: { example?: unknown; anyOf?: { example?: unknown }[] };
 }
 
-export function docsPage(document: OpenApiDocument, gettingStarted: string): string {
+export interface OpenApiOperation {
+  operationId?: string;
+  summary?: string;
+  tags?: string[];
+  security?: Record<string, string[]>[];
+  parameters?: Parameter[];
+  requestBody?: { content?: Record<string, { example?: unknown }> };
+}
+
+export interface OpenApiDocument {
+  tags?: { name: string; description?: string }[];
+  paths?: Record<string, Record<string, OpenApiOperation>>;
+}
+
+export interface DocsPageOptions {
+  /** The deployment's section on getting a token (HTML, with its own heading `#getting-a-token`). */
+  readonly gettingStarted: string;
+  /** Where clients reach the service (PUBLIC_URL), for the examples; a local address when not set. */
+  readonly publicUrl?: string | undefined;
+}
+
+interface Endpoint {
+  readonly method: string;
+  readonly path: string;
+  readonly operation: OpenApiOperation;
+}
+
+/** Every operation of the document, grouped by its tag in the document's order of tags. */
+function endpointsByTag(document: OpenApiDocument): [string, string, Endpoint[]][] {
   const endpoints = Object.entries(document.paths ?? {}).flatMap(([path, operations]) =>
-    Object.entries(operations).map(
-      ([method, operation]) =>
-        `<tr><td><code>${method.toUpperCase()}</code></td><td><code>${escapeHtml(path)}</code></td>` +
-        `<td>${escapeHtml(operation.summary ?? '')}</td><td>${operation.security?.length ? 'Bearer token' : 'public'}</td></tr>`,
-    ),
+    Object.entries(operations).map(([method, operation]) => ({ method, path, operation })),
+  );
+  const tags = [...(document.tags ?? [])];
+  for (const { operation } of endpoints) {
+    const tag = operation.tags?.[0] ?? 'Other';
+    if (!tags.some(({ name }) => name === tag)) tags.push({ name: tag });
+  }
+  return tags
+    .map(({ name, description }): [string, string, Endpoint[]] => [
+      name,
+      description ?? '',
+      endpoints.filter(({ operation }) => (operation.tags?.[0] ?? 'Other') === name),
+    ])
+    .filter(([, , list]) => list.length > 0);
+}
+
+/** What an operation needs, from its security requirements: the grant is the bearer requirement's scope. */
+export function accessOf(operation: OpenApiOperation): string {
+  const requirements = operation.security ?? [];
+  if (requirements.length === 0) return 'public: no token';
+  const ways = requirements.map((requirement) => {
+    if ('bearerAuth' in requirement) {
+      const [grant] = requirement.bearerAuth ?? [];
+      return grant
+        ? `a token with the grant <code class="grant">${escapeHtml(grant)}</code>`
+        : 'any token of yours (an identity token too)';
+    }
+    if ('sessionCookie' in requirement) return 'the developer portal’s sign-in session';
+    if ('metricsToken' in requirement) return 'the deployment’s <code>METRICS_TOKEN</code>';
+    return escapeHtml(Object.keys(requirement).join(' and '));
+  });
+  return ways.join(', or ');
+}
+
+const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/** A parameter's example value, from the parameter or its schema; undefined when the document gives none. */
+function exampleOf(parameter: Parameter): unknown {
+  return parameter.example ?? parameter.schema?.example ?? parameter.schema?.anyOf?.[0]?.example;
+}
+
+/** The URL of an operation with the document's examples in its path and required query parameters. */
+export function exampleUrl(path: string, parameters: readonly Parameter[] = []): string {
+  const inPath = path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    const parameter = parameters.find((candidate) => candidate.in === 'path' && candidate.name === name);
+    const example = parameter && exampleOf(parameter);
+    return example === undefined
+      ? `$${name.replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}`
+      : encodeURIComponent(String(example));
+  });
+  const query = parameters
+    .filter((parameter) => parameter.in === 'query' && parameter.required)
+    .map(
+      (parameter) =>
+        `${encodeURIComponent(parameter.name)}=${encodeURIComponent(String(exampleOf(parameter) ?? ''))}`,
+    );
+  return query.length ? `${inPath}?${query.join('&')}` : inPath;
+}
+
+/** The example request of an operation as a curl command: its URL, its token, and its body's example. */
+export function curlOf({ method, path, operation }: Endpoint): string {
+  const lines = [
+    `curl${method === 'get' ? '' : ` -X ${method.toUpperCase()}`} "$PDS_URL${exampleUrl(path, operation.parameters)}"`,
+  ];
+  if (operation.security?.some((requirement) => 'bearerAuth' in requirement))
+    lines.push(`-H "Authorization: Bearer $PDS_TOKEN"`);
+  else if (operation.security?.some((requirement) => 'metricsToken' in requirement))
+    lines.push(`-H "Authorization: Bearer $METRICS_TOKEN"`);
+  const body = operation.requestBody?.content?.['application/json']?.example;
+  if (body !== undefined)
+    lines.push(`-H 'Content-Type: application/json'`, `-d ${shellQuote(JSON.stringify(body))}`);
+  return lines.join(' \\\n  ');
+}
+
+const anchorOf = ({ method, path, operation }: Endpoint) =>
+  `op-${operation.operationId ?? `${method}-${path.replace(/[^A-Za-z0-9]+/g, '-')}`}`;
+
+function endpointHtml(endpoint: Endpoint): string {
+  const { method, path, operation } = endpoint;
+  return `<section class="op" id="${escapeHtml(anchorOf(endpoint))}">
+<h4><code class="method">${method.toUpperCase()}</code> <code>${escapeHtml(path)}</code> <span>${escapeHtml(operation.summary ?? '')}</span></h4>
+<p class="access">Needs ${accessOf(operation)}.${
+    operation.operationId
+      ? ` Try it in the <a href="/docs/ui/#/${escapeHtml(operation.tags?.[0] ?? '')}/${escapeHtml(operation.operationId)}">explorer</a>.`
+      : ''
+  }</p>
+<pre><code>${escapeHtml(curlOf(endpoint))}</code></pre>
+</section>`;
+}
+
+/** The first call, in curl and in TypeScript: a key exchanged for a token, then a player read with it. */
+function firstCallHtml(document: OpenApiDocument, base: string): string {
+  const player = Object.entries(document.paths ?? {})
+    .flatMap(([path, operations]) =>
+      Object.entries(operations).map(([method, operation]) => ({ method, path, operation })),
+    )
+    .find(({ operation }) => operation.operationId === 'getPlayer');
+  const playerUrl = player ? exampleUrl(player.path, player.operation.parameters) : '/player/Minikloon';
+  const curl = `export PDS_URL=${shellQuote(base)}
+export PDS_KEY='pds_...'   # your application's key, from the portal
+
+# 1. Exchange the key for a token (again whenever the token expires); jq picks it out of the answer.
+export PDS_TOKEN=$(curl -s -X POST "$PDS_URL/auth/token" \\
+  -H 'Content-Type: application/json' -d "{\\"key\\": \\"$PDS_KEY\\"}" | jq -r .token)
+
+# 2. The first call: a player, with the token.
+curl "$PDS_URL${playerUrl}" -H "Authorization: Bearer $PDS_TOKEN"`;
+  const typescript = `const base = process.env.PDS_URL ?? ${JSON.stringify(base)};
+
+/** The service's answer to a failed request: ${base}/docs#errors */
+interface ErrorResponse {
+  code: number;
+  documentation: string;
+  extra: { code: number; name: string; reason: string; developer_reason: string }[];
+}
+
+async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const reply = await fetch(\`\${base}\${path}\`, init);
+  if (!reply.ok) {
+    const error = (await reply.json()) as ErrorResponse;
+    const [first] = error.extra;
+    throw new Error(\`\${error.code} \${first?.name}: \${first?.developer_reason} (see \${error.documentation})\`);
+  }
+  return (await reply.json()) as T;
+}
+
+// 1. Exchange the application's key for a token (again whenever it expires).
+const { token } = await call<{ token: string }>('/auth/token', {
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json' },
+  body: JSON.stringify({ key: process.env.PDS_KEY }),
+});
+
+// 2. The first call: a player, with the token.
+const player = await call('${playerUrl}', { headers: { Authorization: \`Bearer \${token}\` } });
+console.log(player);`;
+  return `<h2 id="first-call">Your first call</h2>
+<p>With the key of an approved application (above), a bot exchanges it for a token and calls the service with it.
+Discord IDs in answers are 64-bit integers: read them as text or big integers (see the 64-bit note in
+<a href="/openapi.json">the document</a>'s description). Every failure is an <a href="#errors">ErrorResponse</a>
+whose <code>documentation</code> links to the error's row below.</p>
+<h3 id="first-call-curl">curl</h3>
+<pre><code>${escapeHtml(curl)}</code></pre>
+<h3 id="first-call-typescript">TypeScript (Node 20+, <code>fetch</code>)</h3>
+<pre><code>${escapeHtml(typescript)}</code></pre>`;
+}
+
+export function docsPage(document: OpenApiDocument, { gettingStarted, publicUrl }: DocsPageOptions): string {
+  const base = publicUrl ?? 'http://localhost:3000';
+  const groups = endpointsByTag(document).map(
+    ([tag, description, endpoints]) =>
+      `<h3 id="tag-${escapeHtml(tag)}">${escapeHtml(tag)}</h3>\n<p>${escapeHtml(description)}</p>\n${endpoints.map(endpointHtml).join('\n')}`,
   );
   const grantRow = (grant: Grant, tier: string) =>
     `<tr><td><code>${grant}</code></td><td>${tier}</td><td>${escapeHtml(GRANT_OPENS[grant])}</td></tr>`;
@@ -33,22 +220,39 @@ export function docsPage(document: OpenApiDocument, gettingStarted: string): str
   const errors = errorCatalogue.map(
     (kind) =>
       `<tr id="${errorAnchor(kind.name)}"><td>${kind.code}</td><td><code>${kind.name}</code></td>` +
-      `<td>${kind.status}</td><td>${escapeHtml(kind.reason)}</td></tr>`,
+      `<td>${kind.status}</td><td>${escapeHtml(kind.reason)}</td><td class="fix">${withCode(kind.fix)}</td></tr>`,
   );
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${TITLE}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
+<link rel="icon" type="image/svg+xml" href="${FAVICON_HREF}">
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:64rem;margin:2rem auto;padding:0 1rem;color:#222}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}
-tr:target{background:#fff3c4}code{font-size:.95em}</style></head>
+tr:target,section:target{background:#fff3c4}code{font-size:.95em}
+pre{background:#f5f5f5;padding:.6rem .8rem;overflow-x:auto;border-radius:4px}
+.op{border-top:1px solid #e5e5e5;padding:.3rem 0}.op h4{margin:.4rem 0}.op h4 span{font-weight:normal}
+.op .access{margin:.2rem 0}.method{font-weight:bold}code.grant{background:#e8f5e9;padding:0 .2rem}
+nav ol{columns:2}</style></head>
 <body><h1>${TITLE} <small>API 4.0</small></h1><p>${escapeHtml(SUMMARY)}</p>
 <p>The machine-readable description is <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1);
-try the endpoints in the <a href="/docs/ui">interactive explorer</a>.</p>
+try the endpoints in the <a href="/docs/ui/">interactive explorer</a>.</p>
+<nav aria-label="Contents"><ol>
+<li><a href="#getting-started">Getting started</a>: <a href="#getting-a-token">a token</a>, <a href="#first-call">the first call</a></li>
+<li><a href="#endpoints">Endpoints</a>, each with its grant and an example</li>
+<li><a href="#grants">Grants</a></li><li><a href="#limits">Limits</a></li>
+<li><a href="#errors">Errors</a>, and how to fix each</li>
+</ol></nav>
+<h2 id="getting-started">Getting started</h2>
+<ol><li>Get an application approved and collect its key (<a href="#getting-a-token">Getting a token</a>).</li>
+<li>Exchange the key for a token at <code>POST /auth/token</code>, and send the token as <code>Authorization: Bearer &lt;token&gt;</code>.</li>
+<li>Call the endpoints your application's grants open (<a href="#first-call">your first call</a>, <a href="#endpoints">every endpoint</a>).</li></ol>
 ${gettingStarted}
+${firstCallHtml(document, base)}
 <h2 id="endpoints">Endpoints</h2>
-<table><thead><tr><th>method</th><th>path</th><th>what</th><th>auth</th></tr></thead><tbody>
-${endpoints.join('\n')}
-</tbody></table>
+<p>Each endpoint with what it needs and an example request (from the examples of <a href="/openapi.json">the document</a>;
+set <code>PDS_URL</code> and <code>PDS_TOKEN</code> as in <a href="#first-call">your first call</a>). A token must carry the grant an
+endpoint names (403 <code>GRANT_MISSING</code> otherwise).</p>
+${groups.join('\n')}
 <h2 id="grants">Grants</h2>
 <p>A token carries grants; each endpoint needs one (403 without it). A developer application may ask for the
 developer grants; an operator grant in an application is refused (400 <code>OPERATOR_ONLY_GRANT</code>).
@@ -68,11 +272,16 @@ uncached player and profile lookups. Every answer says where the owner stands in
 where <code>code</code> is the HTTP status, <code>msTime</code> the server's epoch milliseconds, and each <code>extra[]</code> entry one problem:
 a stable <code>code</code> and <code>name</code> from the catalogue below, a <code>reason</code> safe to show an end user and a
 <code>developer_reason</code> that says what to fix. Player and profile lookups report upstream failures in their own result shape.</p>
-<table><thead><tr><th>code</th><th>name</th><th>usual HTTP status</th><th>meaning</th></tr></thead><tbody>
+<table id="error-catalogue"><thead><tr><th>code</th><th>name</th><th>usual HTTP status</th><th>meaning</th><th>how to fix</th></tr></thead><tbody>
 ${errors.join('\n')}
 </tbody></table>
 </body></html>
 `;
+}
+
+/** Escaped text with its `backticked` spans as code. */
+function withCode(text: string): string {
+  return escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
 }
 
 function escapeHtml(text: string): string {

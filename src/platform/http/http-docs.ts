@@ -21,24 +21,38 @@ import {
   withHeaders,
 } from './response-docs.js';
 
+/** The error catalogue as a Markdown table, with how to fix each error. */
 function catalogueMarkdown(catalogue: readonly ErrorKind[]): string {
-  const rows = catalogue.map((kind) => `| ${kind.code} | ${kind.name} | ${kind.status} | ${kind.reason} |`);
+  const cell = (text: string) => text.replace(/\|/g, '\\|');
+  const rows = catalogue.map(
+    (kind) => `| ${kind.code} | ${kind.name} | ${kind.status} | ${cell(kind.reason)} | ${cell(kind.fix)} |`,
+  );
   return [
-    '## Errors',
-    'Every error answers an `ErrorResponse`; each `extra[]` entry names one problem by a stable code and name:',
+    'Every error answers an `ErrorResponse`; each `extra[]` entry names one problem by a stable code and name ' +
+      '(the catalogue, also at [/docs#errors](/docs#errors)):',
     '',
-    '| code | name | usual HTTP status | meaning |',
-    '|---|---|---|---|',
+    '| code | name | usual HTTP status | meaning | how to fix |',
+    '|---|---|---|---|---|',
     ...rows,
   ].join('\n');
 }
+
+/**
+ * Where the document's description sends a reader for errors: the catalogue itself is the ErrorResponse
+ * schema's description, which the explorer shows after the operations, not above the first of them.
+ */
+const ERRORS_POINTER =
+  '## Getting started and errors\n' +
+  'How to get a token, the first call in curl and TypeScript, and every endpoint with its grant and an example: ' +
+  '[/docs](/docs). The error catalogue, with how to fix each error: [/docs#errors](/docs#errors), and the ' +
+  '`ErrorResponse` schema at the end of this document.';
 
 export interface HttpDocsOptions {
   /** Where clients reach the service (PUBLIC_URL): the document's server. Relative (`/`) when undefined. */
   readonly publicUrl?: string | undefined;
   /** How to get a token: the bearer scheme's description (the explorer's Authorize box). */
   readonly bearerDescription?: string;
-  /** The docs page's section on getting a token (HTML), before the endpoints. */
+  /** The docs page's section on getting a token (HTML), in its getting started, before the endpoints. */
   readonly gettingStartedHtml?: string;
 }
 
@@ -185,6 +199,11 @@ function finishDocument(document: Json): Json {
     }
   }
   const { components } = document;
+  const errorResponse =
+    isObject(components) && isObject(components.schemas) && components.schemas.ErrorResponse;
+  if (isObject(errorResponse)) {
+    errorResponse.description = `${String(errorResponse.description ?? '')}\n\n${catalogueMarkdown(errorCatalogue)}`;
+  }
   if (isObject(components) && isObject(components.securitySchemes)) {
     components.securitySchemes = Object.fromEntries(
       Object.entries(components.securitySchemes).filter(([name]) => usedSchemes.has(name)),
@@ -210,7 +229,7 @@ export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) =
       info: {
         title: TITLE,
         version: '4.0.0',
-        description: `${SUMMARY}\n\n${SNOWFLAKE_NOTE}\n\n${catalogueMarkdown(errorCatalogue)}`,
+        description: `${SUMMARY}\n\n${ERRORS_POINTER}\n\n${SNOWFLAKE_NOTE}`,
       },
       tags: TAGS,
       // Relative when PUBLIC_URL is not set: clients resolve it against where they fetched the document.
@@ -274,7 +293,7 @@ export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) =
   );
 
   const pageBody = fixedBody('text/html; charset=utf-8', () =>
-    docsPage(app.swagger() as OpenApiDocument, gettingStartedHtml),
+    docsPage(app.swagger() as OpenApiDocument, { gettingStarted: gettingStartedHtml, publicUrl }),
   );
   app.get(
     '/docs',
@@ -283,11 +302,12 @@ export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) =
       schema: {
         tags: ['Operations'],
         operationId: 'getDocsPage',
-        summary: 'The documentation page: endpoints and the error catalogue',
+        summary: 'The documentation page: getting started, the endpoints, the error catalogue',
         security: [],
         response: {
           200: responseDoc(Type.String(), {
-            description: 'An HTML page: the endpoints, and every error with its anchor.',
+            description:
+              'An HTML page: getting started, every endpoint with its grant and an example, and every error with its anchor and fix.',
             mediaType: 'text/html',
           }),
           304: NOT_MODIFIED,

@@ -32,7 +32,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The documentation page: endpoints and the error catalogue */
+        /** The documentation page: getting started, the endpoints, the error catalogue */
         get: operations["getDocsPage"];
         put?: never;
         post?: never;
@@ -576,7 +576,70 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Every error answer, with one `extra` entry per problem. */
+        /**
+         * @description Every error answer, with one `extra` entry per problem.
+         *
+         *     Every error answers an `ErrorResponse`; each `extra[]` entry names one problem by a stable code and name (the catalogue, also at [/docs#errors](/docs#errors)):
+         *
+         *     | code | name | usual HTTP status | meaning | how to fix |
+         *     |---|---|---|---|---|
+         *     | 10000 | BAD_REQUEST | 400 | The request could not be understood. | Read `developer_reason`; send the request as this endpoint's operation in /openapi.json describes it. |
+         *     | 10001 | MALFORMED_JSON | 400 | The request body is not valid JSON. | Send the body as JSON text (`JSON.stringify`), not a form or a string with quotes missing. |
+         *     | 10002 | MISSING_FIELD | 400 | A required field is missing. | Add the field `developer_reason` names; the operation's request schema lists the required ones. |
+         *     | 10003 | INVALID_FIELD | 400 | A field has a value that is not allowed. | Change the field `developer_reason` names to a value its schema allows (its type, pattern or range). |
+         *     | 10004 | UNKNOWN_FIELD | 400 | The request has a field this endpoint does not take. | Leave out the field `developer_reason` names: the endpoint takes only the fields of its schema. |
+         *     | 10005 | UNSUPPORTED_MEDIA_TYPE | 415 | The request body must be application/json. | Send `Content-Type: application/json` with a JSON body. |
+         *     | 10006 | BODY_TOO_LARGE | 413 | The request body is too large. | Send a smaller body: fewer items per request, split across several requests. |
+         *     | 10007 | ROUTE_NOT_FOUND | 404 | There is no such endpoint. | Check the method and path against the endpoints above (e.g. `/player/{player}`, not `/players/{player}`). |
+         *     | 10008 | METHOD_NOT_ALLOWED | 405 | The endpoint does not take this method. | Use one of the methods the `Allow` header lists for this path. |
+         *     | 10009 | RATE_LIMITED | 429 | Too many requests; wait a little and try again. | Wait the seconds of `Retry-After` before sending again; space out requests from this address. |
+         *     | 10010 | BODY_TOO_DEEP | 400 | The request body is nested too deeply. | Flatten the body: nest objects and arrays less deeply. |
+         *     | 10011 | REQUEST_TIMEOUT | 408 | The request did not arrive in time; send it again, all at once. | Send the whole request promptly, in one go; check the client's connection. |
+         *     | 10012 | URI_TOO_LONG | 414 | The request path is too long. | Shorten the path and query; send long lists in a body (`POST /players`). |
+         *     | 10013 | WORK_BUDGET_EXHAUSTED | 429 | You have used your share of the service's work for now; try again after Retry-After. | Wait `Retry-After` seconds; cache answers, batch reads, and watch `RateLimit` (or `GET /auth/me`). |
+         *     | 10014 | TOO_MANY_IN_FLIGHT | 429 | You have as many requests in progress as allowed; wait for one to finish. | Send fewer requests at once: await answers before sending more (a small queue or pool). |
+         *     | 11001 | TOKEN_MISSING | 401 | This endpoint needs an access token: developers get one through the developer portal (/portal/). | Send `Authorization: Bearer <token>`; get a token as /docs#getting-a-token says. |
+         *     | 11002 | TOKEN_INVALID | 401 | The access token is not valid. | Send the token exactly as `POST /auth/token` gave it, after `Bearer ` (a token of this service, not a key). |
+         *     | 11003 | TOKEN_EXPIRED | 401 | The access token has expired. | Get a new token: exchange your key at `POST /auth/token` again, or refresh at `POST /auth/refresh`. |
+         *     | 11004 | TOKEN_REVOKED | 401 | The access token has been revoked: get a new one with your application key, or through the developer portal (/portal/). | Exchange your application key for a new token at `POST /auth/token`. |
+         *     | 11005 | TOKEN_REUSED | 401 | The token was already exchanged; every token of its chain is now revoked. | Refresh each token once and keep the new one; exchange your key at `POST /auth/token` to start a new chain. |
+         *     | 11006 | GRANT_MISSING | 403 | The access token does not grant this. | Use a token with the grant this endpoint names (its scope); apply for an application with that grant. |
+         *     | 11007 | EXPIRES_AT_MISMATCH | 400 | expires_at does not match the token. | Send the `expires_at` that came with the token, unchanged, or leave it out. |
+         *     | 11008 | NOT_RESOURCE_OWNER | 403 | Only the owner of this resource, or a token with the grant that opens it, may do this. | Use a token of the resource's owner, or one with the grant that opens others' resources. |
+         *     | 11009 | TOKEN_NO_OWNER | 401 | The access token does not say who its owner is. | Use a token issued for an owner: exchange an application key at `POST /auth/token`. |
+         *     | 11010 | KEY_INVALID | 401 | The application key is not valid: it was never issued, or it has ended. | Use the current key of an approved application: collect or rotate it in the portal (or `.../key/rotate`). |
+         *     | 11011 | CSRF_TOKEN_INVALID | 403 | This request needs the sign-in session’s CSRF token; reload the page and try again. | Send the CSRF token of `GET /auth/session` in `X-CSRF-Token`; in the portal, reload the page. |
+         *     | 11012 | SIGN_IN_STATE_INVALID | 400 | This sign-in link is not valid any more; start the sign-in again. | Start the sign-in again from `GET /auth/discord/login` (the portal's Sign in button). |
+         *     | 11013 | SIGN_IN_REJECTED | 400 | Discord did not accept the sign-in; start it again. | Start the sign-in again and approve the service in Discord's consent page. |
+         *     | 11014 | RETURN_PATH_INVALID | 400 | After signing in you can only be sent back to a page of the developer portal. | Give a return path under `/portal/`, or none. |
+         *     | 11015 | SESSION_INVALID | 401 | Your sign-in session has ended; sign in again. | Sign in to the portal again. |
+         *     | 11016 | IDENTITY_REQUIRED | 403 | Keys are managed from the developer portal, or with an identity token: not with a token that carries grants. | Manage keys signed in to the portal, or with an identity token of the owner (no grants). |
+         *     | 12001 | APPLICATION_NOT_FOUND | 404 | There is no such application. | Check the application's id: list yours with `GET /admin/developer/applications`. |
+         *     | 12002 | APPLICATION_STATE_CONFLICT | 409 | The application cannot make that change from the state it is in. | Read the application's `state` first (`GET .../{id}`); `developer_reason` names the changes its state allows. |
+         *     | 12003 | TOO_MANY_PENDING_APPLICATIONS | 409 | You have as many pending applications as allowed; withdraw one or wait for a decision. | Withdraw a pending application (`POST .../{id}/withdraw`) or wait for a reviewer's decision. |
+         *     | 12004 | OWNER_MISMATCH | 400 | The owner given is not the owner of the access token. | Leave `owner` out (it is the token's owner) or give your own Discord ID. |
+         *     | 12005 | NOT_APPLICATION_OWNER | 403 | Only the application's owner may do this. | Use a token or portal session of the application's owner. |
+         *     | 12006 | OWN_APPLICATION_REVIEW | 403 | A reviewer may not approve their own application. | Ask another reviewer to decide on your own application. |
+         *     | 12007 | OPERATOR_ONLY_GRANT | 400 | An application may not ask for a grant that only an operator gives. | Ask only for developer grants (see /docs#grants); operator grants come from the command line. |
+         *     | 12008 | KEY_ALREADY_COLLECTED | 409 | The application's key was already collected; rotate it to get a new one. | Rotate the key (`POST .../{id}/key/rotate`) to get a new one; the old one ends. |
+         *     | 12009 | KEY_NOT_AVAILABLE | 409 | The application has no key: a key comes with approval and ends with the application. | Wait for approval (the key comes with it); an ended application needs a new application. |
+         *     | 14001 | MESSENGER_USER_NOT_FOUND | 404 | There is no such user. | Check the Discord ID; a user is created by `PUT .../profile` or by linking an account. |
+         *     | 14002 | ACCOUNT_LINKED_ELSEWHERE | 409 | This Minecraft account is linked to another user. | Unlink the account from the other user first, or link another account. |
+         *     | 14003 | TOO_MANY_LINKED_ACCOUNTS | 409 | This user has as many linked Minecraft accounts as allowed. | Unlink an account (`DELETE .../accounts/{uuid}`) before linking another. |
+         *     | 14004 | ACCOUNT_NOT_LINKED | 404 | This Minecraft account is not linked to this user. | Check the UUID against the user's linked accounts (`GET .../profile`). |
+         *     | 14005 | LINK_NOT_VERIFIED | 409 | The player's Hypixel profile does not link this Discord user. | Have the player set their Discord username in Hypixel's social menu, then try again. |
+         *     | 14006 | USERNAME_UNKNOWN | 409 | The user's Discord username is not known, so the link cannot be verified. | Send `username` with the link, or log an interaction of the user first (it records their username). |
+         *     | 14007 | PLAYER_NOT_FOUND | 404 | No Minecraft player has this username. | Check the username's spelling, or give the player's UUID. |
+         *     | 19001 | INTERNAL_ERROR | 500 | Something went wrong on our side. | Retry later; if it persists, report it with the answer's `X-Request-Id`. |
+         *     | 19002 | SHUTTING_DOWN | 503 | The service is restarting; try again shortly. | Retry after `Retry-After`: another instance will answer. |
+         *     | 19003 | DEPENDENCY_UNAVAILABLE | 503 | A service this one depends on is unavailable. | Retry after `Retry-After`, with backoff. |
+         *     | 19004 | WRITE_QUEUE_FULL | 503 | The service has more writes waiting than it takes; try again in a moment. | Retry shortly with backoff; send fewer writes at once. |
+         *     | 19005 | UPSTREAM_THROTTLED | 429 | Hypixel or Mojang is throttling requests; try again after Retry-After. | Wait `Retry-After` seconds; prefer cached reads and batch lookups (`POST /players`). |
+         *     | 19006 | UPSTREAM_TIMEOUT | 504 | Hypixel or Mojang did not answer in time. | Retry later with backoff. |
+         *     | 19007 | UPSTREAM_UNAVAILABLE | 503 | Hypixel or Mojang is unavailable. | Retry later with backoff; cached data may still be served. |
+         *     | 19008 | UPSTREAM_BAD_GATEWAY | 502 | Hypixel or Mojang gave an answer that cannot be used. | Retry later; if it persists, report it with the answer's `X-Request-Id`. |
+         *     | 19009 | DISCORD_UNAVAILABLE | 502 | Discord did not answer the sign-in as expected; try again in a moment. | Start the sign-in again in a moment. |
+         */
         ErrorResponse: {
             /** @enum {boolean} */
             success: false;
@@ -710,7 +773,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An HTML page: the endpoints, and every error with its anchor. */
+            /** @description An HTML page: getting started, every endpoint with its grant and an example, and every error with its anchor and fix. */
             200: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];

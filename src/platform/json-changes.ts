@@ -1,5 +1,5 @@
 import { LongInteger } from './json.js';
-import { arrayIndexOf, type PointerPath, parsePointer, valueAtPath } from './json-pointer.js';
+import { arrayIndexOf, escapePointer, type PointerPath, parsePointer, valueAtPath } from './json-pointer.js';
 
 /*
  * The changes that turn one JSON document into another, as a list of pointers and values: a compact way to
@@ -21,9 +21,6 @@ function sameLeaf(a: unknown, b: unknown): boolean {
   return a === b;
 }
 
-const escapeToken = (key: string) =>
-  key.includes('~') || key.includes('/') ? key.replaceAll('~', '~0').replaceAll('/', '~1') : key;
-
 /**
  * The changes from `base` to `next`, in an order `applyChanges` replays: a member or element added or
  * replaced is set, one gone is removed (an array's from its last element down). Equal documents: none.
@@ -33,12 +30,12 @@ export function diffJson(base: unknown, next: unknown): JsonChange[] {
   const walk = (a: unknown, b: unknown, pointer: string) => {
     if (isObject(a) && isObject(b)) {
       for (const key of Object.keys(b)) {
-        const at = `${pointer}/${escapeToken(key)}`;
+        const at = `${pointer}/${escapePointer(key)}`;
         if (Object.hasOwn(a, key)) walk(a[key], b[key], at);
         else changes.push([at, b[key]]);
       }
       for (const key of Object.keys(a)) {
-        if (!Object.hasOwn(b, key)) changes.push([`${pointer}/${escapeToken(key)}`]);
+        if (!Object.hasOwn(b, key)) changes.push([`${pointer}/${escapePointer(key)}`]);
       }
     } else if (Array.isArray(a) && Array.isArray(b)) {
       const shared = Math.min(a.length, b.length);

@@ -7,11 +7,18 @@
 /** A pointer's reference tokens, unescaped: `/a~1b/c` is `['a/b', 'c']`. */
 export type PointerPath = readonly string[];
 
+/** A key as one reference token of a pointer: `~` as `~0`, `/` as `~1`. */
+export const escapePointer = (key: string): string =>
+  key.includes('~') || key.includes('/') ? key.replaceAll('~', '~0').replaceAll('/', '~1') : key;
+
+/** A reference token's key: the inverse of `escapePointer` (a `~` not followed by 0 or 1 is kept as it is). */
+export const unescapePointer = (token: string): string => token.replaceAll('~1', '/').replaceAll('~0', '~');
+
 /** A reference token, unescaped, or undefined when it holds a `~` not followed by 0 or 1. */
 function unescapeToken(token: string): string | undefined {
   if (!token.includes('~')) return token;
   if (/~(?![01])/.test(token)) return undefined;
-  return token.replaceAll('~1', '/').replaceAll('~0', '~');
+  return unescapePointer(token);
 }
 
 /** The tokens of a pointer, or undefined when it is not one (it must be empty or start with `/`). */
@@ -29,7 +36,7 @@ export function parsePointer(pointer: string): PointerPath | undefined {
 
 /** The pointer text of tokens: the inverse of `parsePointer`. */
 export function formatPointer(path: PointerPath): string {
-  return path.map((token) => `/${token.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+  return path.map((token) => `/${escapePointer(token)}`).join('');
 }
 
 /** An array index token as RFC 6901 allows it (`0`, or digits without a leading zero), as a number. */

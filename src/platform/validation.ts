@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { addBoundedJsonKeyword } from './bounded-json.js';
 import { AppError, ErrorKinds, fieldName, MAX_PROBLEMS, type Problem } from './errors.js';
+import { escapePointer, unescapePointer } from './json-pointer.js';
 import { OPENAPI_FORM } from './openapi-form.js';
 import { addSnowflakeKeyword } from './snowflake.js';
 import { addTextKeyword } from './text.js';
@@ -237,7 +238,3 @@ function nameOf(pointer: string, part: string): string {
     .map((segment) => (/^[0-9]+$/.test(segment) ? Number(segment) : segment));
   return fieldName(path);
 }
-
-/** A key as one segment of a JSON pointer. */
-export const escapePointer = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
-const unescapePointer = (segment: string): string => segment.replaceAll('~1', '/').replaceAll('~0', '~');

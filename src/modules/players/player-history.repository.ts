@@ -76,6 +76,9 @@ export function createPlayerHistoryRepository(executor: Executor) {
   const db = tablesOf<PlayerHistoryTables>(executor);
   const postgres = dialectOf(executor) === 'postgres';
   const columns = ['seq', 'at', 'base_seq', 'body'] as const;
+  /** The player's snapshots taken from `from` to `to` (inclusive), for a query to select from. */
+  const inRange = (uuid: string, from: number, to: number) =>
+    db.selectFrom('player_history').where('uuid', '=', uuid).where('at', '>=', from).where('at', '<=', to);
 
   return {
     /**
@@ -170,26 +173,10 @@ export function createPlayerHistoryRepository(executor: Executor) {
       from: number,
       to: number,
     ): Promise<{ first: number; last: number } | undefined> {
-      const first = await db
-        .selectFrom('player_history')
-        .select('seq')
-        .where('uuid', '=', uuid)
-        .where('at', '>=', from)
-        .where('at', '<=', to)
-        .orderBy('at')
-        .limit(1)
-        .executeTakeFirst();
-      if (!first) return undefined;
-      const last = await db
-        .selectFrom('player_history')
-        .select('seq')
-        .where('uuid', '=', uuid)
-        .where('at', '>=', from)
-        .where('at', '<=', to)
-        .orderBy('at', 'desc')
-        .limit(1)
-        .executeTakeFirstOrThrow();
-      return { first: Number(first.seq), last: Number(last.seq) };
+      const end = (direction: 'asc' | 'desc') =>
+        inRange(uuid, from, to).select('seq').orderBy('at', direction).limit(1).executeTakeFirst();
+      const [first, last] = await Promise.all([end('asc'), end('desc')]);
+      return first && last ? { first: Number(first.seq), last: Number(last.seq) } : undefined;
     },
 
     /**
@@ -200,12 +187,8 @@ export function createPlayerHistoryRepository(executor: Executor) {
       uuid: string,
       { from, to, before, limit }: { from: number; to: number; before?: number; limit: number },
     ): Promise<HistoryRow[]> {
-      const rows = await db
-        .selectFrom('player_history')
+      const rows = await inRange(uuid, from, to)
         .select(columns)
-        .where('uuid', '=', uuid)
-        .where('at', '>=', from)
-        .where('at', '<=', to)
         .$if(before !== undefined, (query) => query.where('seq', '<', before as number))
         .orderBy('at', 'desc')
         .limit(limit)

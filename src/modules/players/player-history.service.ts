@@ -18,7 +18,7 @@ import {
   parseChanges,
   valueAfterChanges,
 } from '../../platform/json-changes.js';
-import { formatPointer, type PointerPath, parsePointer, valueAtPath } from '../../platform/json-pointer.js';
+import { type PointerPath, parsePointer } from '../../platform/json-pointer.js';
 import { DAY_MS } from '../../platform/utc-day.js';
 import {
   createPlayerHistoryRepository,
@@ -27,6 +27,7 @@ import {
   monthStart,
   nextMonthStart,
 } from './player-history.repository.js';
+import { numberAt, numericChanges, type Session } from './player-sessions.service.js';
 
 /*
  * A player's history: a snapshot per fetch that found the player changed, kept compactly. A snapshot is
@@ -45,13 +46,13 @@ import {
 const BROTLI_QUALITY = 5;
 /** A new full copy once the changes kept since the last one cost this many times its size. */
 const FULL_COPY_FACTOR = 2;
-/** Pointers whose change is when the session was, not what was played in it. */
-const SESSION_TIMES = new Set(['/lastLogin', '/lastLogout']);
 /** How many snapshots the sessions reader takes from the database at a time, and at most in all. */
 const SESSION_PAGE = 200;
 export const MAX_SESSION_SNAPSHOTS = 5000;
 /** How many full copies a read parses before it lets other requests run. */
 const FULL_COPIES_PER_TURN = 8;
+
+export type { Session } from './player-sessions.service.js';
 
 export interface HistorySettings {
   /** How many days of snapshots are kept (whole UTC months are removed once all of their days are older). */
@@ -70,14 +71,6 @@ export interface HistoryQuery {
 export interface HistoryPoint {
   readonly at: number;
   readonly values: readonly unknown[];
-}
-
-/** A play session: from a login to its logout (undefined: still playing, or no logout seen yet). */
-export interface Session {
-  readonly start: number;
-  readonly end: number | undefined;
-  /** The numeric values that changed over the session, by pointer: how much they moved. */
-  readonly changes: ReadonlyMap<string, number>;
 }
 
 /** What a caller asks of a player's history: pointers as given, and the range (epoch ms, inclusive). */
@@ -289,9 +282,8 @@ export function createPlayerHistoryService({
         const at = head.seq > 0 ? Math.max(fetchedAt, head.at + 1) : fetchedAt;
         const seq = head.seq + 1;
         const baseRow = head.seq > 0 ? await history.row(uuid, head.baseSeq, head.baseAt) : undefined;
-        const document = parseJsonExact(json);
         if (baseRow) {
-          const changesText = stringifyExact(diffJson(readFull(baseRow), document));
+          const changesText = stringifyExact(diffJson(readFull(baseRow), parseJsonExact(json)));
           const digest = digestOf(changesText);
           if (digest === head.digest) return false;
           const body = deflateRawSync(changesText);
@@ -406,37 +398,4 @@ export function createPlayerHistoryService({
     },
   };
   return service;
-}
-
-/** The number at `path` in a document (a full copy and changes over it), if it is one. */
-function numberAt(
-  document: { base: unknown; changes: ParsedChanges },
-  path: PointerPath,
-): number | undefined {
-  const value = valueAfterChanges(document.base, document.changes, path);
-  return typeof value === 'number' ? value : undefined;
-}
-
-/** The numeric values that differ from `before` to `after` (new ones from 0), by pointer. */
-function numericChanges(
-  before: { base: unknown; changes: ParsedChanges },
-  after: { base: unknown; changes: ParsedChanges },
-): Map<string, number> {
-  const moved = new Map<string, number>();
-  const was = valueAfterChanges(before.base, before.changes, []);
-  const is = valueAfterChanges(after.base, after.changes, []);
-  const add = (pointer: string, value: unknown, old: unknown) => {
-    if (typeof value === 'number') {
-      if (typeof old === 'number' || old === undefined) moved.set(pointer, value - (old ?? 0));
-    } else if (typeof value === 'object' && value !== null && old === undefined) {
-      // A new object (a first game of a mode): each of its numbers moved from nothing.
-      for (const [key, inner] of Object.entries(value))
-        add(`${pointer}${formatPointer([key])}`, inner, undefined);
-    }
-  };
-  for (const [pointer, value] of diffJson(was, is)) {
-    if (SESSION_TIMES.has(pointer)) continue;
-    add(pointer, value, valueAtPath(was, parsePointer(pointer) ?? []));
-  }
-  return moved;
 }

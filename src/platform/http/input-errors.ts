@@ -1,5 +1,6 @@
 import { AppError, type FieldPath, fieldProblemOf, InputError } from '../errors.js';
-import { escapePointer, REQUEST_PARTS } from '../validation.js';
+import { escapePointer } from '../json-pointer.js';
+import { REQUEST_PARTS } from '../validation.js';
 
 /** The parts of a request a service's input comes from. */
 export type RequestPart = 'body' | 'querystring' | 'params';

@@ -197,6 +197,13 @@ describeOrSkip('the documentation in a browser', { skip }, () => {
       assert.match(answered, status, `${operationId}: ${answered} ${body}`);
       await shot(page, `3-try-${operationId}`);
     }
+    // The answer shows a 64-bit ID as sent: the token's owner, 234567890123456789, is not a float's
+    // 234567890123456780 (the explorer prints answers through JSON.parse; explorer-exact-ids.ts keeps digits).
+    const created = await page.$eval(
+      '#operations-Developer-createApplication .live-responses-table tbody .response-col_description',
+      (node) => node.textContent ?? '',
+    );
+    assert.match(created, /"owner": 234567890123456789\b/, created.slice(0, 500));
     assert.deepEqual(problems, [], 'no console errors, failed requests or error answers');
   });
 });

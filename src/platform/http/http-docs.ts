@@ -11,6 +11,7 @@ import { showOpenApiForms } from '../openapi-form.js';
 import { API_VERSION } from '../request-context.js';
 import { SNOWFLAKE_NOTE } from '../snowflake.js';
 import { docsPage, type OpenApiDocument, SUMMARY, TITLE } from './docs-page.js';
+import { EXPLORER_EXACT_IDS_JS } from './explorer-exact-ids.js';
 import { fixedBody } from './fixed-body.js';
 import { RATE_LIMIT_HEADERS } from './rate-limit-headers.js';
 import {
@@ -268,7 +269,11 @@ export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) =
       finishDocument(showOpenApiForms('openapiObject' in document ? document.openapiObject : {}) as Json),
   };
   await app.register(swagger, options);
-  await app.register(swaggerUi, { routePrefix: '/docs/ui', uiConfig: { deepLinking: true } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs/ui',
+    uiConfig: { deepLinking: true },
+    theme: { js: [{ filename: 'exact-ids.js', content: EXPLORER_EXACT_IDS_JS }] },
+  });
 
   // Both answers are fixed once the app is ready: made once, compressed once, 304 for a client that has them.
   const openApiBody = fixedBody('application/json; charset=utf-8', () => JSON.stringify(app.swagger()));

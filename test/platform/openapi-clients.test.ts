@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -126,6 +126,27 @@ describe('the OpenAPI document for client generators', () => {
       assert.ok(!/\\u[dD][89a-fA-F][0-9a-fA-F]{2}/.test(text), `${pointer}: a surrogate`);
       assert.ok(!/\(\?<?[=!]/.test(text), `${pointer}: look-around`);
       assert.ok(!/\\[1-9]|\\k</.test(text), `${pointer}: a back-reference`);
+    }
+  });
+
+  it("matches as Python's re matches (python-jsonschema's dialect): the same strings taken and refused", () => {
+    const patterns = [...new Set([...nodesUnder(document, 'pattern')].map(([, pattern]) => String(pattern)))];
+    const probes = [
+      ...['', ' ', 'a', 'Z', '0', '-1', 'a b', ' a', 'a ', '\t', '\n', 'a\nb', '_', '.', '~', '/', '\\'],
+      ...['1', '12345678901234567', '18446744073709551615', '18446744073709551616', '99999999999999999999'],
+      ...['en', 'en-US', 'pt-BR', 'zh-Hant-TW', 'EN', 'e', 'english', 'x'.repeat(129), 'é', 'Ω', '\u00a0'],
+      ...['\u200b', '\u3000', '\ufeff', '\ufffd', '💥', '\u{1f600}a', 'Notch', 'N0tch_', 'a'.repeat(17)],
+    ];
+    const script =
+      'import json, re, sys\n' +
+      'job = json.load(sys.stdin)\n' +
+      'print(json.dumps([[re.search(p, s) is not None for s in job["probes"]] for p in job["patterns"]]))';
+    const out = execFileSync('python3', ['-c', script], { input: JSON.stringify({ patterns, probes }) });
+    const taken = JSON.parse(out.toString()) as boolean[][];
+    for (const [index, pattern] of patterns.entries()) {
+      const js = new RegExp(pattern);
+      const differ = probes.filter((probe, at) => js.test(probe) !== taken[index]?.[at]);
+      assert.deepEqual(differ, [], `${pattern}: Python's re decides these differently`);
     }
   });
 

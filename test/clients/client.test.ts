@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
@@ -292,23 +292,31 @@ describe('the TypeScript client', () => {
     });
   });
 
-  it("runs the README's ten-line bot as it is written (its import pointed at the client's source)", async (t) => {
+  it("runs the README's ten-line bot as it is written, against the client built and installed as a package", async (t) => {
     const { baseUrl, key } = await setup(t);
     const readme = await readFile('README.md', 'utf8');
     const section = readme.slice(readme.indexOf('## TypeScript client'));
     const bot = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
     assert.ok(bot, 'the README has the bot');
     assert.ok(bot.split('\n').filter((line) => line.trim() !== '').length <= 10, 'ten lines');
-    // The client as this test imports it (from the test build, as JavaScript).
-    const client = new URL('../../clients/typescript/src/index.js', import.meta.url).href;
-    const { code } = await transform(
-      bot
-        .replace("'@player-data-service/client'", JSON.stringify(client))
-        .replace("'https://pds.example.com'", JSON.stringify(baseUrl)),
-      { loader: 'ts', format: 'esm' },
-    );
+    // The package as a user gets it: built by its own tsconfig (as `npx tsc -p .` in its folder) with its
+    // package.json beside, under node_modules/@player-data-service/client, so the bot's import is resolved
+    // through the package's `exports` (lossless-json from the repository's node_modules, further up).
     const dir = await mkdtemp(join('.test-build', 'readme-bot-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
+    const installed = join(dir, 'node_modules', '@player-data-service', 'client');
+    await promisify(execFile)(process.execPath, [
+      'node_modules/typescript/bin/tsc',
+      '-p',
+      'clients/typescript/tsconfig.json',
+      '--outDir',
+      join(installed, 'dist'),
+    ]);
+    await copyFile('clients/typescript/package.json', join(installed, 'package.json'));
+    const { code } = await transform(bot.replace("'https://pds.example.com'", JSON.stringify(baseUrl)), {
+      loader: 'ts',
+      format: 'esm',
+    });
     const file = join(dir, 'bot.mjs');
     await writeFile(file, code);
     const { stdout } = await promisify(execFile)(process.execPath, [file], {

@@ -14,9 +14,15 @@ export interface ServiceProcess {
   readonly url: string;
   readonly port: number;
   readonly output: string[];
-  /** Resolves when the process has written a line matching `pattern`. */
-  said(pattern: RegExp): Promise<void>;
+  /**
+   * Resolves when the process has written a line matching `pattern`; rejects, with what it wrote, when it
+   * exits first or has not said it within `withinMs` (a test then fails instead of waiting for ever).
+   */
+  said(pattern: RegExp, withinMs?: number): Promise<void>;
 }
+
+/** How long a process may take to say what a test waits for, unless the test says. */
+const SAID_WITHIN_MS = 60_000;
 
 /**
  * Starts a module of the project that runs the service (`src/main.ts`, or a test server built on
@@ -42,17 +48,28 @@ export async function startServiceProcess(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
-  const said = (pattern: RegExp) =>
+  const said = (pattern: RegExp, withinMs = SAID_WITHIN_MS) =>
     new Promise<void>((resolve, reject) => {
+      const stop = () => {
+        child.stdout?.off('data', look);
+        child.off('exit', exited);
+        clearTimeout(late);
+      };
       const look = () => {
         if (!pattern.test(output.join(''))) return;
-        child.stdout?.off('data', look);
+        stop();
         resolve();
       };
+      const exited = (code: number | null) => {
+        stop();
+        reject(new Error(`exited with ${code} before saying ${pattern}:\n${output.join('')}`));
+      };
+      const late = setTimeout(() => {
+        stop();
+        reject(new Error(`did not say ${pattern} within ${withinMs} ms:\n${output.join('')}`));
+      }, withinMs);
       child.stdout?.on('data', look);
-      child.once('exit', (code) =>
-        reject(new Error(`exited with ${code} before saying ${pattern}:\n${output.join('')}`)),
-      );
+      child.once('exit', exited);
       look();
     });
   child.stdout?.setEncoding('utf8').on('data', (text: string) => output.push(text));

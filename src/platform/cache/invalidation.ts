@@ -134,6 +134,8 @@ const SEPARATOR = '\n';
  * closing (a peer or a route gone), and a subscription that hears nothing must stop being trusted.
  */
 const HEARTBEAT_MS = 2000;
+/** How long after a failed SUBSCRIBE the feed connects again to retry it. */
+const SUBSCRIBE_RETRY_MS = 500;
 
 /**
  * A feed through Redis pub/sub on `channel`: every instance subscribes on a connection of its own. Copies
@@ -164,6 +166,13 @@ export function createRedisInvalidationFeed(redis: Redis, channel: string, log: 
   subscriber.on('message', (from: string, message: string) => {
     if (from === channel) invalidate(message.split(SEPARATOR));
   });
+  // A SUBSCRIBE that fails is tried again on a new connection: left alone, the feed would never be trusted
+  // (every copy read from the database) until the connection happened to drop. It fails when Redis refuses
+  // it, or when its answer comes after the command timeout: an event loop stalled for a second (a start
+  // under load) runs the timeout before it reads the answer that arrived meanwhile, and the server holds a
+  // subscription this side no longer waits for. A new connection starts both sides afresh.
+  let closing = false;
+  let retry: NodeJS.Timeout | undefined;
   subscriber.on('ready', () => {
     subscriber.subscribe(channel).then(
       () => {
@@ -171,7 +180,16 @@ export function createRedisInvalidationFeed(redis: Redis, channel: string, log: 
         subscribed = true;
         log.info({ channel }, 'invalidation feed subscribed');
       },
-      (error: unknown) => log.warn({ err: error, channel }, 'invalidation feed could not subscribe'),
+      (error: unknown) => {
+        if (closing) return;
+        log.warn({ err: error, channel }, 'invalidation feed could not subscribe: connecting again');
+        if (retry) return;
+        retry = setTimeout(() => {
+          retry = undefined;
+          if (!closing) subscriber.disconnect(true);
+        }, SUBSCRIBE_RETRY_MS);
+        retry.unref();
+      },
     );
   });
   subscriber
@@ -199,7 +217,9 @@ export function createRedisInvalidationFeed(redis: Redis, channel: string, log: 
     },
     listen: (listener) => void listeners.push(listener),
     async close() {
+      closing = true;
       clearInterval(heartbeat);
+      clearTimeout(retry);
       subscribed = false;
       await subscriber.quit().catch(() => subscriber.disconnect());
     },

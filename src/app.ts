@@ -107,6 +107,7 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
     publicUrl,
     bearerDescription: wayIn.bearerDescription,
     gettingStartedHtml: wayIn.docsHtml,
+    cors: config.server.corsOrigins.length > 0,
   });
   await app.register(addressLimits, { buckets: shared.buckets });
   await app.register(workBudgetHeaders);
@@ -132,6 +133,8 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
     }
     done();
   });
+  // The modules' shared schemas first, at the root: any module's routes may refer to them.
+  for (const { schemas = [] } of modules.list) for (const schema of schemas) app.addSchema(schema);
   for (const { name, routes, start, close } of modules.list) {
     if (routes) await app.register(routes);
     // Ready comes after the migrations: startServer and the tests migrate before they listen or inject.

@@ -75,6 +75,14 @@ const ERROR_HEADERS: Readonly<Record<number, HeaderDocs>> = {
       required: true,
     },
   },
+  415: {
+    'Accept-Encoding': {
+      description:
+        '`identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed ' +
+        '(RFC 9110, 12.5.3).',
+      schema: { type: 'string', enum: ['identity'] },
+    },
+  },
   429: {
     ...retryAfterHeader(true, 'Seconds until the request may be sent again.'),
     ...RATE_LIMIT_HEADERS,

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
 import { transform } from 'esbuild';
+import ts from 'typescript';
 import { ApiError, type ClientOptions, createClient } from '../../clients/typescript/src/index.js';
 import type { Grant } from '../../src/platform/auth/grants.js';
 import { buildTestApp } from '../helpers/build-test-app.js';
@@ -17,6 +18,15 @@ import { bearer, issueToken, testTokens } from '../helpers/tokens.js';
  * upstream: the key exchanged for a token once, tokens refreshed before and after they expire, exact 64-bit
  * IDs, 429s waited out as `Retry-After` says, and failures thrown as typed errors.
  */
+
+/** The README's ten-line bot, as it is written there. */
+async function readmeBot(): Promise<string> {
+  const readme = await readFile('README.md', 'utf8');
+  const section = readme.slice(readme.indexOf('## TypeScript client'));
+  const bot = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  assert.ok(bot, 'the README has the bot');
+  return bot;
+}
 
 /** A Discord ID beyond 2^53: JSON.parse would read it as 987654321098765400. */
 const DEVELOPER = 987654321098765432n;
@@ -294,10 +304,7 @@ describe('the TypeScript client', () => {
 
   it("runs the README's ten-line bot as it is written, against the client built and installed as a package", async (t) => {
     const { baseUrl, key } = await setup(t);
-    const readme = await readFile('README.md', 'utf8');
-    const section = readme.slice(readme.indexOf('## TypeScript client'));
-    const bot = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-    assert.ok(bot, 'the README has the bot');
+    const bot = await readmeBot();
     assert.ok(bot.split('\n').filter((line) => line.trim() !== '').length <= 10, 'ten lines');
     // The package as a user gets it: built by its own tsconfig (as `npx tsc -p .` in its folder) with its
     // package.json beside, under node_modules/@player-data-service/client, so the bot's import is resolved
@@ -327,5 +334,29 @@ describe('the TypeScript client', () => {
       'Minikloon 0 Bed Wars wins',
       'builder_247 148 Bed Wars wins',
     ]);
+  });
+
+  it("type-checks the README's bot against the client's types, as a user's strict project would", async (t) => {
+    const dir = await mkdtemp(join('.test-build', 'readme-bot-types-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'bot.mts');
+    await writeFile(file, await readmeBot());
+    const program = ts.createProgram([file], {
+      strict: true,
+      noEmit: true,
+      noUncheckedIndexedAccess: true,
+      target: ts.ScriptTarget.ES2023,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
+      types: ['node'],
+      skipLibCheck: true,
+      // The package's name, as the bot imports it, is the client's source.
+      paths: { '@player-data-service/client': [join(process.cwd(), 'clients/typescript/src/index.ts')] },
+    });
+    const problems = ts
+      .getPreEmitDiagnostics(program)
+      .map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+    assert.deepEqual(problems, []);
   });
 });

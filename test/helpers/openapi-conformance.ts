@@ -8,8 +8,9 @@ import { JoinedBody } from '../../src/platform/http/joined-body.js';
 /**
  * Keeps the OpenAPI document true to what the service answers: every response an app built by the test
  * helpers sends is checked against the document that app serves, for its route, method and status (the
- * status declared at all, the declared `required` headers present, every declared header's value, the
- * content type declared, and a JSON body valid against its schema). A test fails on any mismatch of the
+ * status declared at all, the declared `required` headers present, every declared header's value, no
+ * header sent that is not declared but the transport's own, the content type declared, and a JSON body
+ * valid against its schema). A test fails on any mismatch of the
  * responses it caused (build-test-app.ts asserts when the test ends).
  *
  * Not checked: routes under `/test/` (tests add their own), routes hidden from the document (the
@@ -69,6 +70,19 @@ function paramsOf(error: ErrorObject): string {
   return '';
 }
 
+/**
+ * Headers of the transport rather than of the operation, which no document declares: the body's length and
+ * framing, the connection's fate. Content-Type is checked against the declared media types.
+ */
+const TRANSPORT_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'date',
+]);
+
 const isJsonMedia = (media: string): boolean => media === 'application/json' || media.endsWith('+json');
 
 /** A document's verdict on exchanges: the ways each one differs from what the document declares. */
@@ -124,7 +138,13 @@ export class OpenApiConformance {
 
   private checkHeaders(response: Json, exchange: Exchange, pointer: string): string[] {
     const problems: string[] = [];
-    for (const [name, declared] of Object.entries(isObject(response.headers) ? response.headers : {})) {
+    const declaredHeaders = isObject(response.headers) ? response.headers : {};
+    const names = new Set(Object.keys(declaredHeaders).map((name) => name.toLowerCase()));
+    for (const name of Object.keys(exchange.headers)) {
+      if (!names.has(name.toLowerCase()) && !TRANSPORT_HEADERS.has(name.toLowerCase()))
+        problems.push(`header ${name} is not declared`);
+    }
+    for (const [name, declared] of Object.entries(declaredHeaders)) {
       const header = this.resolve(declared);
       if (!isObject(header)) continue;
       const value = exchange.headers[name.toLowerCase()];

@@ -103,7 +103,10 @@ describe('OpenAPI and docs', () => {
     security?: Record<string, string[]>[];
     responses: Record<
       string,
-      { headers?: Record<string, { $ref?: string; required?: boolean }>; content?: Json }
+      {
+        headers?: Record<string, { $ref?: string; required?: boolean; schema?: Json; description?: string }>;
+        content?: Json;
+      }
     >;
   };
   type Json = Record<string, unknown>;
@@ -111,7 +114,8 @@ describe('OpenAPI and docs', () => {
     servers?: { url: string }[];
     paths: Record<string, Record<string, Operation>>;
     components: {
-      headers?: Record<string, { required?: boolean }>;
+      headers?: Record<string, { required?: boolean; schema?: Json }>;
+      schemas?: Record<string, Json>;
       securitySchemes?: Record<string, unknown>;
     };
   };
@@ -220,7 +224,10 @@ describe('OpenAPI and docs', () => {
           `${name} ${status}`,
         );
         assert.equal(response.headers?.['X-Request-Id']?.$ref, '#/components/headers/X-Request-Id');
-        assert.ok(response.content, `${name} ${status} has a body`);
+        // HTTP allows no body in a 204 or a 304: the document declares none there, and one everywhere else.
+        if (status === '204' || status === '304')
+          assert.equal(response.content, undefined, `${name} ${status} has no body`);
+        else assert.ok(response.content, `${name} ${status} has a body`);
       }
       assert.ok(operation.responses['500'] && operation.responses['503'], `${name}: 500 and 503 declared`);
     }
@@ -240,6 +247,118 @@ describe('OpenAPI and docs', () => {
       assert.equal(operation.responses['429']?.headers?.['Retry-After']?.required, true, name);
       assert.ok(operation.responses['200']?.headers?.RateLimit, `${name} 200 has RateLimit`);
     }
+  });
+
+  it('names the Hypixel objects as components: open objects, every field optional, the players by reference', async () => {
+    const document = await documentOf();
+    const schemas = document.components.schemas ?? {};
+    const components = [
+      'HypixelPlayer',
+      'PlayerStats',
+      'BedwarsStats',
+      'SkyWarsStats',
+      'DuelsStats',
+      'MurderMysteryStats',
+      'SkyBlockProfile',
+      'SkyBlockMember',
+    ];
+    for (const name of components) {
+      const schema = schemas[name];
+      assert.equal(schema?.type, 'object', name);
+      assert.equal(schema?.additionalProperties, true, `${name}: any other field allowed`);
+      assert.equal(schema?.required, undefined, `${name}: every field optional`);
+      assert.match(
+        String(schema?.description),
+        /does not guarantee its types/,
+        `${name} says its types are Hypixel's`,
+      );
+    }
+    // Every object inside them is open too, and no field of theirs is required.
+    const walk = (node: unknown, at: string): void => {
+      if (Array.isArray(node)) {
+        node.forEach((item, index) => {
+          walk(item, `${at}/${index}`);
+        });
+        return;
+      }
+      if (typeof node !== 'object' || node === null) return;
+      const schema = node as Json;
+      assert.equal(schema.required, undefined, `${at}: nothing required`);
+      if (schema.type === 'object')
+        assert.notEqual(schema.additionalProperties ?? false, false, `${at}: open`);
+      for (const [key, value] of Object.entries(schema)) walk(value, `${at}/${key}`);
+    };
+    for (const name of components) walk(schemas[name], name);
+    const contentOf = (path: string, method: string) =>
+      JSON.stringify(document.paths[path]?.[method]?.responses['200']?.content);
+    assert.match(
+      contentOf('/player/{player}', 'get'),
+      /"player":\{"\$ref":"#\/components\/schemas\/HypixelPlayer"\}/,
+    );
+    assert.match(
+      contentOf('/players', 'post'),
+      /"player":\{"\$ref":"#\/components\/schemas\/HypixelPlayer"\}/,
+    );
+    assert.match(
+      contentOf('/gamemode/profiles/{player}', 'get'),
+      /"items":\{"\$ref":"#\/components\/schemas\/SkyBlockProfile"\}/,
+    );
+  });
+
+  it('declares the headers the bodies kept as bytes answer with: ETag, Vary, Content-Encoding, and a 304 without body', async () => {
+    const document = await documentOf();
+    for (const [path, method] of [
+      ['/openapi.json', 'get'],
+      ['/docs', 'get'],
+      ['/ping/{player}', 'get'],
+    ] as const) {
+      const { 200: ok, 304: notModified } = document.paths[path]?.[method]?.responses ?? {};
+      assert.equal(ok?.headers?.ETag?.required, true, path);
+      assert.equal(ok?.headers?.Vary?.required, true, path);
+      assert.ok(ok?.headers?.['Content-Encoding'], path);
+      assert.equal(notModified?.headers?.ETag?.required, true, `${path} 304`);
+      assert.equal(notModified?.headers?.Vary?.required, true, `${path} 304`);
+      assert.equal(notModified?.headers?.['Content-Encoding'], undefined, `${path} 304: no body to encode`);
+    }
+    // A route that leaves compression to @fastify/compress may answer anything compressed, errors included.
+    for (const status of ['200', '401', '500']) {
+      const response = document.paths['/auth/me']?.get?.responses[status];
+      assert.ok(response?.headers?.['Content-Encoding'], `/auth/me ${status}`);
+      assert.equal(response?.headers?.Vary?.required, undefined, `/auth/me ${status}: Vary when compressed`);
+    }
+    // A route that says `compress: false` declares what it sends itself: its errors are never compressed.
+    assert.equal(
+      document.paths['/player/{player}']?.get?.responses['400']?.headers?.['Content-Encoding'],
+      undefined,
+    );
+    assert.equal(
+      document.paths['/players']?.post?.responses['200']?.headers?.['Content-Encoding'],
+      undefined,
+    );
+    const refused = document.paths['/players']?.post?.responses['415']?.headers?.['Accept-Encoding'];
+    assert.deepEqual(refused?.schema, { type: 'string', enum: ['identity'] }, 'a body in a content coding');
+  });
+
+  it('with CORS_ORIGINS set, declares the CORS headers on every answer, and Vary by Origin', async (t) => {
+    const { app: cors } = await buildTestApp(t, { env: { CORS_ORIGINS: 'https://site.example' } });
+    const document = await documentOf(cors);
+    assert.ok(document.components.headers?.['Access-Control-Allow-Origin']);
+    assert.ok(document.components.headers?.['Access-Control-Expose-Headers']);
+    for (const { name, operation } of operationsOf(document)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        assert.equal(
+          response.headers?.['Access-Control-Allow-Origin']?.$ref,
+          '#/components/headers/Access-Control-Allow-Origin',
+          `${name} ${status}`,
+        );
+        assert.equal(response.headers?.Vary?.required, true, `${name} ${status}: Vary: Origin always`);
+        assert.equal(response.headers?.Vary?.schema?.pattern, '^Origin(, [Aa]ccept-[Ee]ncoding)?$');
+      }
+    }
+    // Off (the default), none of it.
+    const plain = await documentOf();
+    assert.equal(plain.components.headers?.['Access-Control-Allow-Origin'], undefined);
+    assert.equal(plain.paths['/health']?.get?.responses['200']?.headers?.Vary?.required, undefined);
   });
 
   it('describes the lookups as they answer: profiles without throttle, a 503 in either shape', async () => {

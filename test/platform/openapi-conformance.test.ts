@@ -74,11 +74,14 @@ describe('answers checked against the OpenAPI document', () => {
     app.get('/drift/type', documented('driftType'), async (_request, reply) =>
       reply.type('text/plain').send('ok'),
     );
+    app.get('/drift/undeclared', documented('driftUndeclared'), async (_request, reply) =>
+      reply.header('x-surprise', '1').header('connection', 'keep-alive').send({ ok: true }),
+    );
 
-    for (const url of ['/drift/body', '/drift/status', '/drift/header', '/drift/type'])
+    for (const url of ['/drift/body', '/drift/status', '/drift/header', '/drift/type', '/drift/undeclared'])
       await app.inject({ method: 'GET', url });
     const found = conformance.take();
-    assert.equal(found.length, 5, found.join('\n'));
+    assert.equal(found.length, 6, found.join('\n'));
     assert.match(
       found[0] ?? '',
       /GET \/drift\/body .* answered 200: body: \(body\) must NOT have additional properties \(extra\); \/ok must be boolean/,
@@ -92,6 +95,11 @@ describe('answers checked against the OpenAPI document', () => {
     assert.match(
       found[4] ?? '',
       /answered 200: content type text\/plain is not declared \(declared: application\/json\)/,
+    );
+    // A header no document declares is reported; the transport's own (Connection) are not.
+    assert.match(
+      found[5] ?? '',
+      /GET \/drift\/undeclared .* answered 200: header x-surprise is not declared$/,
     );
 
     // What build-test-app.ts runs when a test ends (or after each test of a suite scope): it fails the test.
@@ -162,6 +170,28 @@ describe('the document against hand-made answers', () => {
     assert.deepEqual(verdict.check(profiles(418, failure)), [
       'status 418 is not declared (declared: 200, 400, 401, 403, 404, 413, 415, 429, 500, 502, 503, 504)',
     ]);
+
+    // The profiles' commonly used fields are typed: a profile that breaks them is caught, any other field passes.
+    const profile = { profile_id: 'ec1811e6-822b-4843-bcd4-fef82f75deb7', members: {}, anything: [1, 'x'] };
+    assert.deepEqual(verdict.check(profiles(200, { success: true, profiles: [profile] }, cached)), []);
+    assert.deepEqual(
+      verdict.check(profiles(200, { success: true, profiles: [{ ...profile, selected: 'yes' }] }, cached)),
+      ['body: /profiles/0/selected must be boolean'],
+    );
+    assert.deepEqual(
+      verdict.check(
+        profiles(
+          200,
+          { success: true, profiles: [{ ...profile, members: { a: { currencies: { coin_purse: '5' } } } }] },
+          cached,
+        ),
+      ),
+      ['body: /profiles/0/members/a/currencies/coin_purse must be number'],
+    );
+    assert.deepEqual(
+      verdict.check(profiles(200, { success: true, profiles: [] }, { ...cached, etag: '"x"' })),
+      ['header etag is not declared'],
+    );
 
     const tooLarge: Exchange = {
       method: 'POST',

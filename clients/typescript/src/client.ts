@@ -1,5 +1,4 @@
 import { ApiError } from './errors.js';
-import type { HypixelPlayer, SkyBlockProfile } from './hypixel.js';
 import { parseJson } from './json.js';
 import type { operations } from './schema.js';
 
@@ -18,11 +17,10 @@ export type Query<K extends keyof Operations> = Operations[K] extends { paramete
   ? NonNullable<Q>
   : never;
 
-/** A player found, with the Hypixel object's common fields typed. */
-export type PlayerAnswer = Omit<Answer<'getPlayer'>, 'player'> & { player: HypixelPlayer };
-export type ProfilesAnswer = Omit<Answer<'getGamemodeProfiles'>, 'profiles'> & {
-  profiles: SkyBlockProfile[];
-};
+/** A player found: `player` is a HypixelPlayer (hypixel.ts), its common fields typed. */
+export type PlayerAnswer = Answer<'getPlayer'>;
+/** A player's SkyBlock profiles: each a SkyBlockProfile (hypixel.ts). */
+export type ProfilesAnswer = Answer<'getGamemodeProfiles'>;
 export type HistoryQuery = Omit<Query<'getPlayerHistory'>, 'fields'> & { fields: string | readonly string[] };
 
 /** One policy of the last `RateLimit` header seen: `remaining` units, whole again in `resetSeconds`. */

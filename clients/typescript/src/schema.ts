@@ -661,6 +661,286 @@ export interface components {
                 developer_reason: string;
             }[];
         };
+        /** @description Bed Wars statistics (`stats.Bedwars`): all modes together; per mode under prefixed names (`eight_one_wins_bedwars`). As Hypixel sent it, unchecked: the fields named are the commonly used ones, typed as Hypixel sends them (Hypixel does not guarantee its types); any of them may be missing, and any other field may be there. */
+        BedwarsStats: {
+            /** @description Bed Wars experience, from which the Bed Wars level (stars) is derived. */
+            Experience?: number;
+            coins?: number;
+            /** @description The current win streak. */
+            winstreak?: number;
+            games_played_bedwars?: number;
+            wins_bedwars?: number;
+            losses_bedwars?: number;
+            kills_bedwars?: number;
+            deaths_bedwars?: number;
+            final_kills_bedwars?: number;
+            final_deaths_bedwars?: number;
+            beds_broken_bedwars?: number;
+            beds_lost_bedwars?: number;
+            resources_collected_bedwars?: number;
+            iron_resources_collected_bedwars?: number;
+            gold_resources_collected_bedwars?: number;
+            diamond_resources_collected_bedwars?: number;
+            emerald_resources_collected_bedwars?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description SkyWars statistics (`stats.SkyWars`). As Hypixel sent it, unchecked: the fields named are the commonly used ones, typed as Hypixel sends them (Hypixel does not guarantee its types); any of them may be missing, and any other field may be there. */
+        SkyWarsStats: {
+            /** @description SkyWars experience, from which the SkyWars level is derived. */
+            skywars_experience?: number;
+            coins?: number;
+            wins?: number;
+            losses?: number;
+            kills?: number;
+            deaths?: number;
+            games_played_skywars?: number;
+            /** @description The current win streak. */
+            win_streak?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Duels statistics (`stats.Duels`). As Hypixel sent it, unchecked: the fields named are the commonly used ones, typed as Hypixel sends them (Hypixel does not guarantee its types); any of them may be missing, and any other field may be there. */
+        DuelsStats: {
+            coins?: number;
+            wins?: number;
+            losses?: number;
+            kills?: number;
+            deaths?: number;
+            games_played_duels?: number;
+            /** @description The current win streak, all duels together. */
+            current_winstreak?: number;
+            /** @description The best win streak, all duels together. */
+            best_overall_winstreak?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Murder Mystery statistics (`stats.MurderMystery`). As Hypixel sent it, unchecked: the fields named are the commonly used ones, typed as Hypixel sends them (Hypixel does not guarantee its types); any of them may be missing, and any other field may be there. */
+        MurderMysteryStats: {
+            coins?: number;
+            wins?: number;
+            /** @description Games played. */
+            games?: number;
+            kills?: number;
+            deaths?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The player's statistics, by game as Hypixel names them (`Bedwars`, `SkyWars`, `Walls3`...). As Hypixel sent it, unchecked: the fields named are the commonly used ones, typed as Hypixel sends them (Hypixel does not guarantee its types); any of them may be missing, and any other field may be there. */
+        PlayerStats: {
+            Bedwars?: components["schemas"]["BedwarsStats"];
+            SkyWars?: components["schemas"]["SkyWarsStats"];
+            Duels?: components["schemas"]["DuelsStats"];
+            MurderMystery?: components["schemas"]["MurderMysteryStats"];
+            Arcade?: {
+                coins?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            TNTGames?: {
+                coins?: number;
+                wins?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            UHC?: {
+                coins?: number;
+                wins?: number;
+                kills?: number;
+                deaths?: number;
+                /** @description UHC score, from which the UHC star is derived. */
+                score?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            Pit?: {
+                profile?: {
+                    /** @description The Pit experience, from which the prestige and level are derived. */
+                    xp?: number;
+                } & {
+                    [key: string]: unknown;
+                };
+                /** @description The Pit's statistics. */
+                pit_stats_ptl?: {
+                    kills?: number;
+                    deaths?: number;
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            SkyBlock?: {
+                /** @description The player's SkyBlock profiles by ID (undashed): each profile's ID and name. The profiles themselves: `GET /gamemode/profiles/{player}`. */
+                profiles?: {
+                    [key: string]: {
+                        /** @description The profile's ID. */
+                        profile_id?: string;
+                        /** @description The profile's name in game (a fruit: `Apple`, `Banana`...). */
+                        cute_name?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A Hypixel player (`player` of Hypixel's `/v2/player`). As Hypixel sent it, unchecked: the fields named are the commonly used ones, typed as Hypixel sends them (Hypixel does not guarantee its types); any of them may be missing, and any other field may be there. An integer beyond 2^53 keeps its digits (the TypeScript client reads it as a string). */
+        HypixelPlayer: {
+            /** @description Hypixel's ID of the player's record. */
+            _id?: string;
+            /** @description The player's Minecraft UUID, undashed. */
+            uuid?: string;
+            /** @description The player's username, as written in Minecraft (as of their last login). */
+            displayname?: string;
+            /** @description The username in lower case. */
+            playername?: string;
+            /** @description The usernames the player has had on Hypixel. */
+            knownAliases?: string[];
+            /** @description The player's first login (epoch milliseconds). */
+            firstLogin?: number;
+            /** @description Their last login; absent when the player hides their online status, like `lastLogout` (epoch milliseconds). */
+            lastLogin?: number;
+            /** @description Their last logout (epoch milliseconds). */
+            lastLogout?: number;
+            /** @description Network experience, from which the network level is derived; not always whole. */
+            networkExp?: number;
+            karma?: number;
+            achievementPoints?: number;
+            /** @description A staff or special rank (`ADMIN`, `GAME_MASTER`, `YOUTUBER`...); absent (or `NORMAL`) otherwise. */
+            rank?: string;
+            /** @description The rank bought, on older players' records (`VIP`...`MVP_PLUS`); see `newPackageRank`. */
+            packageRank?: string;
+            /** @description The rank bought: `VIP`, `VIP_PLUS`, `MVP`, `MVP_PLUS` (or `NONE`). */
+            newPackageRank?: string;
+            /** @description `SUPERSTAR` while the player has MVP++; `NONE` otherwise. */
+            monthlyPackageRank?: string;
+            /** @description The colour of the `+` of an MVP+ or MVP++ rank (`RED`, `GOLD`...). */
+            rankPlusColor?: string;
+            /** @description The colour of an MVP++ rank's name (`GOLD` or `AQUA`). */
+            monthlyRankColor?: string;
+            /** @description A prefix that replaces the rank, with Minecraft formatting codes (`§`), on a few records. */
+            prefix?: string;
+            /** @description The language chosen in game (`ENGLISH`...). */
+            userLanguage?: string;
+            /** @description The type of the last game played (`BEDWARS`, `SKYWARS`...). */
+            mostRecentGameType?: string;
+            /** @description The chat channel the player last talked in (`ALL`, `PARTY`, `GUILD`...). */
+            channel?: string;
+            /** @description Tiered achievements' progress, by achievement name (`bedwars_level`, `general_wins`...). */
+            achievements?: {
+                [key: string]: number;
+            };
+            /** @description The names of the one-time achievements earned. Not typed: Hypixel has served other values than names in it (arrays). */
+            achievementsOneTime?: unknown[];
+            /** @description The player's social media, as they set them in game. */
+            socialMedia?: {
+                /** @description The accounts the player linked in game, by network. */
+                links?: {
+                    /** @description The Discord username the player set in game: what linking an account with `verify: true` (`POST /messenger/user/{snowflake}/accounts`) compares with the user's. */
+                    DISCORD?: string;
+                    TWITTER?: string;
+                    YOUTUBE?: string;
+                    TWITCH?: string;
+                    /** @description A link to the player's hypixel.net forums profile. */
+                    HYPIXEL?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                prompt?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            stats?: components["schemas"]["PlayerStats"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A member of a SkyBlock profile (`members[uuid]`). As Hypixel sent it, unchecked: the fields named are the commonly used ones, typed as Hypixel sends them (Hypixel does not guarantee its types); any of them may be missing, and any other field may be there. */
+        SkyBlockMember: {
+            /** @description The member's Minecraft UUID, undashed. */
+            player_id?: string;
+            profile?: {
+                /** @description When the member joined the profile (epoch milliseconds). */
+                first_join?: number;
+                /** @description Coins in the member's personal bank. */
+                bank_account?: number;
+                /** @description Present when the member left the profile or was removed from it (its `timestamp`). Not typed here. */
+                deletion_notice?: unknown;
+            } & {
+                [key: string]: unknown;
+            };
+            currencies?: {
+                /** @description Coins in the purse (not always whole). */
+                coin_purse?: number;
+                /** @description Motes in the purse (the Rift's currency). */
+                motes_purse?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            leveling?: {
+                /** @description SkyBlock experience: the SkyBlock level is a hundredth of it. */
+                experience?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            fairy_soul?: {
+                /** @description Fairy souls found. */
+                total_collected?: number;
+                /** @description Fairy souls not yet exchanged. */
+                unspent_souls?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            player_data?: {
+                /** @description Skill experience by skill (`SKILL_COMBAT`, `SKILL_MINING`...); absent when the player hides their skills. */
+                experience?: {
+                    [key: string]: number;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description Slayer bosses: experience and kills by boss. Not typed here. */
+            slayer?: unknown;
+            /** @description The Catacombs: classes, floors completed, experience. Not typed here. */
+            dungeons?: unknown;
+            /** @description Pets: `pets_data.pets`, each with its type, tier and experience. Not typed here. */
+            pets_data?: unknown;
+            /** @description Kills, deaths and other counters by name. Not typed here. */
+            player_stats?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A SkyBlock profile (an item of `profiles` of Hypixel's `/v2/skyblock/profiles`). As Hypixel sent it, unchecked: the fields named are the commonly used ones, typed as Hypixel sends them (Hypixel does not guarantee its types); any of them may be missing, and any other field may be there. */
+        SkyBlockProfile: {
+            /** @description The profile's ID (a UUID). */
+            profile_id?: string;
+            /** @description The profile's name in game (a fruit: `Apple`, `Banana`...). */
+            cute_name?: string;
+            /** @description True for the profile the player has selected. */
+            selected?: boolean;
+            /** @description The profile's special mode (`ironman`, `island`, `bingo`...); absent for a classic one. */
+            game_mode?: string;
+            /** @description The profile's members, by their Minecraft UUID (undashed). */
+            members?: {
+                [key: string]: components["schemas"]["SkyBlockMember"];
+            };
+            /** @description The profile's bank; absent when its members hide their banking. */
+            banking?: {
+                /** @description Coins in the bank. */
+                balance?: number;
+                /** @description The latest deposits and withdrawals. */
+                transactions?: unknown[];
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description The profile's community shop upgrades. Not typed here. */
+            community_upgrades?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
     };
     responses: never;
     parameters: never;
@@ -689,6 +969,12 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Names this version of the answer (with `-br` or `-gzip` for a compressed copy): sent back in `If-None-Match`, it gets a 304 while the answer is unchanged. */
+                    ETag: string;
+                    /** @description Accept-Encoding: the answer is compressed when the request accepts it. */
+                    Vary: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     [name: string]: unknown;
                 };
                 content: {
@@ -702,11 +988,13 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Names this version of the answer (with `-br` or `-gzip` for a compressed copy): sent back in `If-None-Match`, it gets a 304 while the answer is unchanged. */
+                    ETag: string;
+                    /** @description Accept-Encoding: the answer is compressed when the request accepts it. */
+                    Vary: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": unknown;
-                };
+                content?: never;
             };
             /** @description The request body is larger than the limit. */
             413: {
@@ -728,6 +1016,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     [name: string]: unknown;
                 };
                 content: {
@@ -778,6 +1068,12 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Names this version of the answer (with `-br` or `-gzip` for a compressed copy): sent back in `If-None-Match`, it gets a 304 while the answer is unchanged. */
+                    ETag: string;
+                    /** @description Accept-Encoding: the answer is compressed when the request accepts it. */
+                    Vary: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     [name: string]: unknown;
                 };
                 content: {
@@ -789,11 +1085,13 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Names this version of the answer (with `-br` or `-gzip` for a compressed copy): sent back in `If-None-Match`, it gets a 304 while the answer is unchanged. */
+                    ETag: string;
+                    /** @description Accept-Encoding: the answer is compressed when the request accepts it. */
+                    Vary: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": unknown;
-                };
+                content?: never;
             };
             /** @description The request body is larger than the limit. */
             413: {
@@ -815,6 +1113,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     [name: string]: unknown;
                 };
                 content: {
@@ -865,6 +1165,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     [name: string]: unknown;
                 };
                 content: {
@@ -879,6 +1183,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -892,8 +1200,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     [name: string]: unknown;
                 };
                 content: {
@@ -905,6 +1219,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -918,6 +1236,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -944,6 +1266,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     [name: string]: unknown;
                 };
                 content: {
@@ -962,6 +1288,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -975,8 +1305,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     [name: string]: unknown;
                 };
                 content: {
@@ -988,6 +1324,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -1001,6 +1341,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -1027,6 +1371,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1038,6 +1386,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -1051,8 +1403,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1064,6 +1422,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -1077,6 +1439,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -1122,6 +1488,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -1147,6 +1517,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -1164,6 +1538,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -1183,6 +1561,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -1200,8 +1582,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -1217,6 +1605,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -1236,6 +1628,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -1253,6 +1649,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -1283,6 +1683,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -1352,6 +1756,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -1371,6 +1779,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -1388,8 +1800,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -1405,6 +1823,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -1424,6 +1846,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -1441,6 +1867,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -1480,6 +1910,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -1528,6 +1962,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -1545,6 +1983,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -1564,6 +2006,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -1583,6 +2029,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -1600,8 +2050,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -1617,6 +2073,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -1636,6 +2096,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -1653,6 +2117,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -1725,6 +2193,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -1768,6 +2240,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -1785,6 +2261,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -1804,6 +2284,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -1823,6 +2307,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -1840,6 +2328,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -1857,8 +2349,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -1874,6 +2372,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -1893,6 +2395,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -1910,6 +2416,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -1943,6 +2453,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -2028,6 +2542,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2045,6 +2563,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -2064,6 +2586,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -2083,6 +2609,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2100,6 +2630,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2117,8 +2651,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -2134,6 +2674,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -2153,6 +2697,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2170,6 +2718,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -2216,6 +2768,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -2301,6 +2857,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2318,6 +2878,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -2337,6 +2901,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -2356,6 +2924,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2373,6 +2945,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2390,6 +2966,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2407,8 +2987,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -2424,6 +3010,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -2443,6 +3033,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2460,6 +3054,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -2506,6 +3104,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -2591,6 +3193,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2608,6 +3214,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -2627,6 +3237,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -2646,6 +3260,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2663,6 +3281,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2680,6 +3302,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2697,8 +3323,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -2714,6 +3346,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -2733,6 +3369,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2750,6 +3390,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -2796,6 +3440,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -2881,6 +3529,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2898,6 +3550,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -2917,6 +3573,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -2936,6 +3596,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2953,6 +3617,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2970,6 +3638,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -2987,8 +3659,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -3004,6 +3682,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -3023,6 +3705,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3040,6 +3726,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -3086,6 +3776,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -3171,6 +3865,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3188,6 +3886,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -3207,6 +3909,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -3226,6 +3932,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3243,6 +3953,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3260,6 +3974,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3277,8 +3995,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -3294,6 +4018,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -3313,6 +4041,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3330,6 +4062,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -3363,6 +4099,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3408,6 +4148,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3425,6 +4169,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -3444,6 +4192,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -3463,6 +4215,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3480,6 +4236,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3497,6 +4257,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3514,8 +4278,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -3531,6 +4301,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -3550,6 +4324,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3567,6 +4345,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -3600,6 +4382,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3645,6 +4431,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3662,6 +4452,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -3681,6 +4475,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -3700,6 +4498,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3717,6 +4519,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3734,6 +4540,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3751,8 +4561,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -3768,6 +4584,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -3787,6 +4607,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3804,6 +4628,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -3837,6 +4665,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -3872,6 +4704,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3889,6 +4725,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -3908,6 +4748,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -3927,6 +4771,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3944,6 +4792,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3961,6 +4813,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -3978,8 +4834,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -3995,6 +4857,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -4014,6 +4880,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -4031,6 +4901,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -4074,6 +4948,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -4099,6 +4977,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -4116,6 +4998,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -4135,6 +5021,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -4152,8 +5042,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -4169,6 +5065,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -4188,6 +5088,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -4205,6 +5109,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -4248,6 +5156,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -4315,6 +5227,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -4332,6 +5248,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -4351,6 +5271,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -4370,6 +5294,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -4387,8 +5315,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -4404,6 +5338,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -4423,6 +5361,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -4440,6 +5382,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -4545,6 +5491,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -4596,6 +5546,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -4613,6 +5567,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -4632,6 +5590,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -4651,6 +5613,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -4668,8 +5634,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -4685,6 +5657,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -4704,6 +5680,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -4721,6 +5701,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -4776,10 +5760,7 @@ export interface operations {
                         success: true;
                         /** @enum {boolean} */
                         throttle: false;
-                        /** @description The Hypixel player object as the upstream sent it. */
-                        player: {
-                            [key: string]: unknown;
-                        };
+                        player: components["schemas"]["HypixelPlayer"];
                     };
                 };
             };
@@ -4891,6 +5872,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -5071,10 +6054,7 @@ export interface operations {
                                 success: true;
                                 /** @enum {boolean} */
                                 throttle: false;
-                                /** @description The Hypixel player object as the upstream sent it. */
-                                player: {
-                                    [key: string]: unknown;
-                                };
+                                player: components["schemas"]["HypixelPlayer"];
                             } | {
                                 /** @enum {boolean} */
                                 success: false;
@@ -5167,6 +6147,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -5259,6 +6241,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -5289,6 +6275,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -5306,6 +6296,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -5325,6 +6319,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -5344,6 +6342,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -5361,6 +6363,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -5378,8 +6384,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -5395,6 +6407,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -5414,6 +6430,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -5431,6 +6451,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -5448,6 +6472,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -5467,6 +6495,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -5505,6 +6537,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -5537,6 +6573,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -5554,6 +6594,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -5573,6 +6617,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -5592,6 +6640,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -5609,6 +6661,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -5626,8 +6682,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -5643,6 +6705,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -5662,6 +6728,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -5679,6 +6749,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -5696,6 +6770,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -5715,6 +6793,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -5767,7 +6849,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         /** @description The player's SkyBlock profiles as the upstream sent them ([] for none). */
-                        profiles: unknown[];
+                        profiles: components["schemas"]["SkyBlockProfile"][];
                     };
                 };
             };
@@ -5879,6 +6961,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -6032,6 +7116,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -6075,6 +7163,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6092,6 +7184,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -6111,6 +7207,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -6130,6 +7230,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6147,6 +7251,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6164,8 +7272,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -6181,6 +7295,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -6200,6 +7318,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6217,6 +7339,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -6265,6 +7391,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -6308,6 +7438,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6325,6 +7459,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -6344,6 +7482,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -6363,6 +7505,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6380,8 +7526,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -6397,6 +7549,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -6416,6 +7572,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6433,6 +7593,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -6488,6 +7652,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -6531,6 +7699,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6548,6 +7720,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -6567,6 +7743,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -6586,6 +7766,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6603,6 +7787,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6620,6 +7808,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6637,8 +7829,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -6654,6 +7852,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -6673,6 +7875,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6690,6 +7896,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6707,6 +7917,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -6726,6 +7940,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6759,6 +7977,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -6802,6 +8024,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6819,6 +8045,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -6838,6 +8068,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -6857,6 +8091,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6874,6 +8112,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6891,8 +8133,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -6908,6 +8156,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -6927,6 +8179,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -6944,6 +8200,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -6979,6 +8239,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -7022,6 +8286,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -7039,6 +8307,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -7058,6 +8330,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -7077,6 +8353,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -7094,6 +8374,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -7111,8 +8395,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -7128,6 +8418,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -7147,6 +8441,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -7164,6 +8462,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -7249,15 +8551,17 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Names this version of the answer (with `-br` or `-gzip` for a compressed copy): sent back in `If-None-Match`, it gets a 304 while the answer is unchanged. */
+                    ETag: string;
+                    /** @description Accept-Encoding: the answer is compressed when the request accepts it. */
+                    Vary: string;
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
                     RateLimit?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": unknown;
-                };
+                content?: never;
             };
             /** @description The request is not valid: each `extra` entry names one faulty field or problem. */
             400: {
@@ -7355,6 +8659,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -7507,6 +8813,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -7529,6 +8839,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -7546,6 +8860,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge: `Bearer realm="player-data-service"`, with `error` when a token was sent. */
@@ -7565,6 +8883,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The RFC 6750 challenge, `error="insufficient_scope"` with the `scope` needed. */
@@ -7584,6 +8906,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -7601,6 +8927,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -7618,8 +8948,14 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
+                    /** @description `identity`, when the body came in a content coding (`Content-Encoding`): bodies are taken uncompressed (RFC 9110, 12.5.3). */
+                    "Accept-Encoding"?: "identity";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
@@ -7635,6 +8971,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds until the request may be sent again. */
@@ -7654,6 +8994,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -7671,6 +9015,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
@@ -7688,6 +9036,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description Seconds to wait before trying again, when known. */
@@ -7707,6 +9059,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Errors and failures are never kept by a cache. */
                     "Cache-Control": "no-store";
                     /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */

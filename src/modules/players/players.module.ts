@@ -5,6 +5,7 @@ import { periodicJobOf } from '../../platform/db/periodic-job.js';
 import type { Executor } from '../../platform/db/transactions.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Upstreams } from '../../upstream/upstreams.js';
+import { HYPIXEL_PLAYER_SCHEMAS } from './hypixel-player.schemas.js';
 import { playerHistoryRoutes } from './player-history.routes.js';
 import { createPlayerHistoryService, type HistorySettings } from './player-history.service.js';
 import { playersRoutes } from './players.routes.js';
@@ -89,6 +90,7 @@ export function createPlayersModule({
   return {
     name: 'players',
     service,
+    schemas: HYPIXEL_PLAYER_SCHEMAS,
     routes: async (app, options) => {
       await single(app, options);
       await bulk(app, options);

@@ -1,14 +1,13 @@
 import { Type } from 'typebox';
+import { refTo } from '../../platform/open-object.js';
+import { HypixelPlayerSchema } from './hypixel-player.schemas.js';
 
 /** A found player: the cached PlayerResult body as it is sent (players.service.ts keeps it so). */
 export const PlayerFoundSchema = Type.Object(
   {
     success: Type.Literal(true),
     throttle: Type.Literal(false),
-    player: Type.Object(
-      {},
-      { additionalProperties: true, description: 'The Hypixel player object as the upstream sent it.' },
-    ),
+    player: refTo(HypixelPlayerSchema),
   },
   {
     additionalProperties: false,

@@ -7,6 +7,7 @@ import { TokenPairSchema, tokenPairOf } from '../../platform/auth/token-pair.js'
 import { errorResponses } from '../../platform/error-response.js';
 import { RATE_LIMIT_HEADERS } from '../../platform/http/rate-limit-headers.js';
 import {
+  emptyDoc,
   type HeaderDocs,
   NO_STORE_HEADERS,
   redirectDoc,
@@ -25,6 +26,23 @@ const SET_COOKIE: HeaderDocs = {
   'Set-Cookie': {
     description: 'The sign-in’s state cookie, or the session cookie (and the spent state cookie cleared).',
     schema: { type: 'string' },
+  },
+};
+/** A redirect of the sign-in, which no cache may keep (`redirect` below). */
+const REDIRECT_HEADERS: HeaderDocs = {
+  ...SET_COOKIE,
+  'Cache-Control': {
+    description: 'A sign-in redirect is never kept by a cache.',
+    schema: { type: 'string', enum: ['no-store'] },
+    required: true,
+  },
+  ...RATE_LIMIT_HEADERS,
+};
+/** The callback's errors once it has read the state cookie: the cookie is spent (cleared) whatever comes next. */
+const STATE_CLEARED: HeaderDocs = {
+  'Set-Cookie': {
+    description: 'The sign-in’s state cookie cleared, once the callback has read it: it is spent.',
+    schema: { type: 'string', pattern: `^${STATE_COOKIE}=;` },
   },
 };
 /** The portal's own routes: its session, never a bearer token. */
@@ -61,6 +79,11 @@ export const signInRoutes =
       });
     const redirect = (reply: FastifyReply, location: string) =>
       reply.code(302).header('location', location).header('cache-control', 'no-store').send();
+    const signedOut = (reply: FastifyReply) =>
+      reply
+        .code(204)
+        .header('set-cookie', cookie(SESSION_COOKIE, '', 0))
+        .send();
 
     app.get(
       '/auth/discord/login',
@@ -76,7 +99,7 @@ export const signInRoutes =
           security: [],
           querystring: LoginQuery,
           response: {
-            302: redirectDoc('To Discord, to sign in.', { ...SET_COOKIE, ...RATE_LIMIT_HEADERS }),
+            302: redirectDoc('To Discord, to sign in.', REDIRECT_HEADERS),
             ...withHeaders(errorResponses(400, 429), RATE_LIMIT_HEADERS),
           },
         },
@@ -105,12 +128,10 @@ export const signInRoutes =
           response: {
             302: redirectDoc(
               'Signed in (to the portal page the sign-in started from), or refused on Discord.',
-              {
-                ...SET_COOKIE,
-                ...RATE_LIMIT_HEADERS,
-              },
+              REDIRECT_HEADERS,
             ),
-            ...withHeaders(errorResponses(400, 429, 502), RATE_LIMIT_HEADERS),
+            ...withHeaders(errorResponses(429), RATE_LIMIT_HEADERS),
+            ...withHeaders(errorResponses(400, 500, 502, 503), { ...STATE_CLEARED, ...RATE_LIMIT_HEADERS }),
           },
         },
       },
@@ -174,15 +195,21 @@ export const signInRoutes =
           description:
             'Ends the session (server-side: the cookie opens nothing from then on) and clears its cookie.',
           security: SESSION,
-          response: { 204: { description: 'Signed out.' }, ...errorResponses(401, 403) },
+          response: {
+            204: emptyDoc('Signed out.', {
+              'Set-Cookie': {
+                description: 'The session cookie cleared.',
+                schema: { type: 'string', pattern: `^${SESSION_COOKIE}=;` },
+                required: true,
+              },
+            }),
+            ...errorResponses(401, 403),
+          },
         },
       },
       async (request, reply) => {
         await sessions.signOut(sessionIdOf(request) ?? '');
-        return reply
-          .code(204)
-          .header('set-cookie', cookie(SESSION_COOKIE, '', 0))
-          .send();
+        return signedOut(reply);
       },
     );
 

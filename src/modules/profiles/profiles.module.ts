@@ -4,6 +4,7 @@ import type { Upstreams } from '../../upstream/upstreams.js';
 import type { PlayersService } from '../players/players.service.js';
 import { profilesRoutes } from './profiles.routes.js';
 import { createProfilesService, type ProfilesService } from './profiles.service.js';
+import { SKYBLOCK_PROFILE_SCHEMAS } from './skyblock-profile.schemas.js';
 
 export interface ProfilesModuleDeps {
   readonly caching: Caching;
@@ -29,5 +30,10 @@ export function createProfilesModule({
       staleIfErrorMs: settings.staleIfErrorSeconds * 1000,
     }),
   });
-  return { name: 'profiles', service, routes: profilesRoutes(service, upstreams.quota) };
+  return {
+    name: 'profiles',
+    service,
+    schemas: SKYBLOCK_PROFILE_SCHEMAS,
+    routes: profilesRoutes(service, upstreams.quota),
+  };
 }

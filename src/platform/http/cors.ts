@@ -19,7 +19,7 @@ const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Request-Id'];
  * `RateLimit-Policy`), the request's stamp, why a token
  * was refused, where a created resource is, and which methods a path takes (on a 405).
  */
-const EXPOSED_HEADERS = [
+export const EXPOSED_HEADERS = [
   'X-Cache',
   'Age',
   'Retry-After',

@@ -10,15 +10,20 @@ import { type ErrorKind, errorCatalogue } from '../errors.js';
 import { showOpenApiForms } from '../openapi-form.js';
 import { API_VERSION } from '../request-context.js';
 import { SNOWFLAKE_NOTE } from '../snowflake.js';
+import { EXPOSED_HEADERS } from './cors.js';
 import { docsPage, type OpenApiDocument, SUMMARY, TITLE } from './docs-page.js';
 import { EXPLORER_EXACT_IDS_JS } from './explorer-exact-ids.js';
 import { fixedBody } from './fixed-body.js';
 import { RATE_LIMIT_HEADERS } from './rate-limit-headers.js';
 import {
+  COMPRESSED_HEADERS,
+  COMPRESSIBLE_HEADERS,
+  ETAG_HEADERS,
   NOT_MODIFIED,
   REQUIRED_HEADER_KEY,
   type ResponseDoc,
   responseDoc,
+  withDefaultHeaders,
   withHeaders,
 } from './response-docs.js';
 
@@ -55,6 +60,8 @@ export interface HttpDocsOptions {
   readonly bearerDescription?: string;
   /** The docs page's section on getting a token (HTML), in its getting started, before the endpoints. */
   readonly gettingStartedHtml?: string;
+  /** CORS_ORIGINS is set (platform/http/cors.ts): every answer carries the CORS headers the document declares. */
+  readonly cors?: boolean;
 }
 
 /** The operations' tags, one per operation, in the order the explorer and the docs page show them. */
@@ -91,6 +98,38 @@ const PLATFORM_HEADERS = {
 };
 
 /**
+ * With CORS_ORIGINS set (platform/http/cors.ts), every answer to a listed origin says so, as
+ * components.headers on every response.
+ */
+const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': {
+    description:
+      "The request's `Origin` when CORS_ORIGINS lists it (`*` when it allows any origin): a browser script of that " +
+      'origin may read the answer. Absent for a request from no origin, or from one not listed.',
+    schema: { type: 'string' as const },
+  },
+  'Access-Control-Expose-Headers': {
+    description:
+      'The response headers a browser script may read beyond the CORS-safelisted ones; beside Access-Control-Allow-Origin.',
+    schema: { type: 'string' as const, enum: [EXPOSED_HEADERS.join(', ')] },
+  },
+};
+
+/**
+ * With CORS_ORIGINS set every answer varies by `Origin` (@fastify/cors writes it first), and by
+ * `Accept-Encoding` after it when the answer may come compressed: a response's `Vary`, as it reads then.
+ */
+function corsVary(declared: unknown): Json {
+  const also =
+    isObject(declared) && typeof declared.description === 'string' ? `; then ${declared.description}` : '';
+  return {
+    description: `Origin: answers differ by the request's origin (CORS)${also}`,
+    required: true,
+    schema: { type: 'string', pattern: '^Origin(, [Aa]ccept-[Ee]ncoding)?$' },
+  };
+}
+
+/**
  * Statuses any route can answer with an ErrorResponse: a body it was sent that is too large or not JSON
  * (any request may carry one, and it is read before the route looks at it), an unexpected error, the
  * database out, shutting down.
@@ -105,45 +144,61 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
  * answer with (413, 415, 500, 503), unless it declares those statuses itself. A route that takes a token
  * also answers 429 when its owner's work budget is used up, and its answers carry the RateLimit headers.
  */
-function addEveryRouteErrors({ schema, url }: { schema: FastifySchema; url: string }) {
-  if (!isObject(schema) || schema.hide || !isObject(schema.response)) return { schema, url };
+function withEveryRouteErrors(schema: Json): Json {
+  if (!isObject(schema.response)) return schema;
   const secured = Array.isArray(schema.security) && schema.security.length > 0;
   const response: Json = {
     ...errorResponses(...EVERY_ROUTE_ERRORS, ...(secured ? ([429] as const) : [])),
     ...schema.response,
   };
   return {
-    schema: {
-      ...schema,
-      response: secured
-        ? withHeaders(response as Readonly<Record<number, ResponseDoc>>, RATE_LIMIT_HEADERS)
-        : response,
-    },
-    url,
+    ...schema,
+    response: secured
+      ? withHeaders(response as Readonly<Record<number, ResponseDoc>>, RATE_LIMIT_HEADERS)
+      : response,
   };
+}
+
+/**
+ * The answers of a route that does not say `compress: false` go through @fastify/compress, errors included:
+ * any of them may come compressed, with `Content-Encoding` and `Vary`. Declared on each, beside the headers
+ * the route declares (which win: a route that compresses by itself says how).
+ */
+function withCompressibleHeaders(schema: Json): Json {
+  if (!isObject(schema.response)) return schema;
+  const responses = schema.response as Readonly<Record<number, ResponseDoc>>;
+  return { ...schema, response: withDefaultHeaders(responses, COMPRESSIBLE_HEADERS) };
 }
 
 interface RouteHooks {
   readonly onRequest?: unknown;
   readonly preHandler?: unknown;
+  readonly compress?: unknown;
 }
 
 /**
  * A route's security with its guard's grant as the scope of every bearer requirement: the document's scopes
  * come from the guard that checks them (route-guard.ts), never from a second list.
  */
-function withGuardScopes({ schema, url, route }: { schema: FastifySchema; url: string; route?: RouteHooks }) {
-  if (!isObject(schema) || schema.hide || !Array.isArray(schema.security)) return { schema, url };
+function withGuardScopes(schema: Json, route: RouteHooks | undefined): Json {
+  if (!Array.isArray(schema.security)) return schema;
   const guard = route && guardOf(route.onRequest, route.preHandler);
-  if (!guard) return { schema, url };
+  if (!guard) return schema;
   const scopes = guard.grant ? [guard.grant] : [];
   return {
-    schema: {
-      ...schema,
-      security: schema.security.map((requirement: Record<string, string[]>) =>
-        'bearerAuth' in requirement ? { ...requirement, bearerAuth: scopes } : requirement,
-      ),
-    },
+    ...schema,
+    security: schema.security.map((requirement: Record<string, string[]>) =>
+      'bearerAuth' in requirement ? { ...requirement, bearerAuth: scopes } : requirement,
+    ),
+  };
+}
+
+/** Each route's schema as the document shows it: its scopes, the errors and headers every route has. */
+function documentedRoute({ schema, url, route }: { schema: FastifySchema; url: string; route?: RouteHooks }) {
+  if (!isObject(schema) || schema.hide) return { schema, url };
+  const complete = withEveryRouteErrors(withGuardScopes(schema, route));
+  return {
+    schema: route?.compress === false ? complete : withCompressibleHeaders(complete),
     url,
   };
 }
@@ -174,12 +229,16 @@ function* operationsOf(document: Json): Generator<Json> {
 
 /**
  * The rendered document's last pass: each response header's `required` is lifted out of its schema (where
- * it rode through @fastify/swagger), every response gets the platform's headers by reference, and the
- * security schemes no operation uses (metricsToken, on an instance without METRICS_TOKEN) are left out.
+ * it rode through @fastify/swagger), every response gets the platform's headers by reference (and the CORS
+ * ones, with its `Vary` as CORS makes it, when `cors`), and the security schemes no operation uses
+ * (metricsToken, on an instance without METRICS_TOKEN) are left out.
  */
-function finishDocument(document: Json): Json {
+function finishDocument(document: Json, cors: boolean): Json {
   const platformRefs = Object.fromEntries(
-    Object.keys(PLATFORM_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+    Object.keys({ ...PLATFORM_HEADERS, ...(cors ? CORS_HEADERS : {}) }).map((name) => [
+      name,
+      { $ref: `#/components/headers/${name}` },
+    ]),
   );
   const usedSchemes = new Set<string>();
   for (const operation of operationsOf(document)) {
@@ -196,6 +255,7 @@ function finishDocument(document: Json): Json {
         header.schema = schema;
         if (required === true) header.required = true;
       }
+      if (cors) headers.Vary = corsVary(headers.Vary);
       response.headers = { ...platformRefs, ...headers };
     }
   }
@@ -213,6 +273,9 @@ function finishDocument(document: Json): Json {
   return document;
 }
 
+/** The headers of a fixed body's 200 (fixed-body.ts): its ETag, compressed as the request accepts. */
+const FIXED_BODY_HEADERS = { ...ETAG_HEADERS, ...COMPRESSED_HEADERS };
+
 /**
  * The OpenAPI 3.1 document (generated from the route schemas), `/openapi.json`, an interactive explorer
  * at `/docs/ui` (its own routes hidden from the document), and `/docs`: a plain page listing the endpoints
@@ -223,7 +286,12 @@ function finishDocument(document: Json): Json {
  * (API-Version, X-Request-Id); every route that documents its answers can also answer 413, 415, 500, 503.
  */
 export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) => {
-  const { publicUrl, bearerDescription = 'An access token of the service.', gettingStartedHtml = '' } = docs;
+  const {
+    publicUrl,
+    bearerDescription = 'An access token of the service.',
+    gettingStartedHtml = '',
+    cors = false,
+  } = docs;
   const options: FastifyDynamicSwaggerOptions = {
     openapi: {
       openapi: '3.1.0',
@@ -258,15 +326,18 @@ export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) =
             description: 'The static METRICS_TOKEN of the deployment, for `GET /metrics` when one is set.',
           },
         },
-        headers: PLATFORM_HEADERS,
+        headers: { ...PLATFORM_HEADERS, ...(cors ? CORS_HEADERS : {}) },
       },
     },
     refResolver: {
       buildLocalReference: (json, _base, _fragment, index) => String(json.$id ?? `def-${index}`),
     },
-    transform: (route) => addEveryRouteErrors(withGuardScopes(route)),
+    transform: documentedRoute,
     transformObject: (document) =>
-      finishDocument(showOpenApiForms('openapiObject' in document ? document.openapiObject : {}) as Json),
+      finishDocument(
+        showOpenApiForms('openapiObject' in document ? document.openapiObject : {}) as Json,
+        cors,
+      ),
   };
   await app.register(swagger, options);
   await app.register(swaggerUi, {
@@ -289,6 +360,7 @@ export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) =
         response: {
           200: responseDoc(Type.Object({}, { additionalProperties: true }), {
             description: 'The OpenAPI 3.1 document of this service.',
+            headers: FIXED_BODY_HEADERS,
           }),
           304: NOT_MODIFIED,
         },
@@ -314,6 +386,7 @@ export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) =
             description:
               'An HTML page: getting started, every endpoint with its grant and an example, and every error with its anchor and fix.',
             mediaType: 'text/html',
+            headers: FIXED_BODY_HEADERS,
           }),
           304: NOT_MODIFIED,
         },

@@ -68,33 +68,53 @@ export function responseDoc<S extends TSchema>(schema: S, options: ResponseDocOp
 }
 
 /**
- * A redirect: no body (`type: 'null'`, which @fastify/swagger documents without content), a `Location`,
- * and the given headers.
+ * An answer without a body (`type: 'null'`, which @fastify/swagger documents without content), with its
+ * headers.
  */
-export function redirectDoc(description: string, headers: HeaderDocs = {}) {
+export function emptyDoc(description: string, headers: HeaderDocs = {}) {
   return {
     description,
     type: 'null',
-    headers: renderHeaders({
-      Location: { description: 'Where the browser goes next.', schema: { type: 'string' }, required: true },
-      ...headers,
-    }),
+    ...(Object.keys(headers).length > 0 ? { headers: renderHeaders(headers) } : {}),
   } as const;
 }
 
-/** The same responses, each also declaring `headers` (the headers every answer of a route may carry). */
-export function withHeaders<R extends Readonly<Record<number, ResponseDoc>>>(
+/** A redirect: no body, a `Location`, and the given headers. */
+export const redirectDoc = (description: string, headers: HeaderDocs = {}) =>
+  emptyDoc(description, {
+    Location: { description: 'Where the browser goes next.', schema: { type: 'string' }, required: true },
+    ...headers,
+  });
+
+/** The same responses, each with `headers` added: over its own (`win`), or under them. */
+function addHeaders<R extends Readonly<Record<number, ResponseDoc>>>(
   responses: R,
   headers: HeaderDocs,
+  win: boolean,
 ): R {
   const rendered = renderHeaders(headers);
   return Object.fromEntries(
     Object.entries(responses).map(([status, response]) => [
       status,
-      { ...response, headers: { ...response.headers, ...rendered } },
+      {
+        ...response,
+        headers: win ? { ...response.headers, ...rendered } : { ...rendered, ...response.headers },
+      },
     ]),
   ) as R;
 }
+
+/** The same responses, each also declaring `headers` (the headers every answer of a route may carry). */
+export const withHeaders = <R extends Readonly<Record<number, ResponseDoc>>>(
+  responses: R,
+  headers: HeaderDocs,
+): R => addHeaders(responses, headers, true);
+
+/** The same responses, each also declaring those of `headers` it does not declare itself. */
+export const withDefaultHeaders = <R extends Readonly<Record<number, ResponseDoc>>>(
+  responses: R,
+  headers: HeaderDocs,
+): R => addHeaders(responses, headers, false);
 
 const SECONDS = { type: 'integer', minimum: 0 } as const;
 
@@ -134,19 +154,41 @@ export const CACHED_VALUE_HEADERS: HeaderDocs = {
   },
 };
 
-/** The headers of an answer that may be compressed. */
+/**
+ * `Vary` as the service writes it, when CORS is off: `Accept-Encoding` alone. With CORS_ORIGINS set, every
+ * answer varies by `Origin` first (http-docs.ts words the document so).
+ */
+const VARY_SCHEMA = { type: 'string', pattern: '^[Aa]ccept-[Ee]ncoding$' } as const;
+
+const CONTENT_ENCODING: HeaderDoc = {
+  description:
+    '`br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent ' +
+    'otherwise.',
+  schema: { type: 'string', enum: ['br', 'gzip'] },
+};
+
+const VARY_ACCEPT_ENCODING: HeaderDoc = {
+  description: 'Accept-Encoding: the answer is compressed when the request accepts it.',
+  schema: VARY_SCHEMA,
+  required: true,
+};
+
+/** The headers of an answer that may be compressed (by the route itself: a cached value, a stored body). */
 export const COMPRESSED_HEADERS: HeaderDocs = {
+  Vary: VARY_ACCEPT_ENCODING,
+  'Content-Encoding': CONTENT_ENCODING,
+};
+
+/**
+ * The headers @fastify/compress adds to an answer it compresses: any answer of a route that does not say
+ * `compress: false`, errors included (http-docs.ts declares them on each).
+ */
+export const COMPRESSIBLE_HEADERS: HeaderDocs = {
   Vary: {
-    description: 'Accept-Encoding: the answer is compressed when the request accepts it.',
-    schema: { type: 'string', pattern: '^[Aa]ccept-[Ee]ncoding$' },
-    required: true,
+    description: 'Accept-Encoding, on an answer compressed (`Content-Encoding`).',
+    schema: VARY_SCHEMA,
   },
-  'Content-Encoding': {
-    description:
-      '`br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent ' +
-      'otherwise.',
-    schema: { type: 'string', enum: ['br', 'gzip'] },
-  },
+  'Content-Encoding': CONTENT_ENCODING,
 };
 
 /** `ETag` of an answer kept as bytes (platform/http/stored-body.ts). */
@@ -160,7 +202,8 @@ export const ETAG_HEADERS: HeaderDocs = {
   },
 };
 
-/** An answer the client already has: `If-None-Match` named its ETag. */
-export const NOT_MODIFIED = {
-  description: 'The client already has this version (`If-None-Match` named its `ETag`): no body.',
-} as const;
+/** An answer the client already has (`If-None-Match` named its ETag): the ETag and Vary of the 200, no body. */
+export const NOT_MODIFIED = emptyDoc(
+  'The client already has this version (`If-None-Match` named its `ETag`): no body.',
+  { ...ETAG_HEADERS, Vary: VARY_ACCEPT_ENCODING },
+);

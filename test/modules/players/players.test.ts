@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, it, type TestContext } from 'node:test';
+import { brotliDecompressSync } from 'node:zlib';
 import { sql } from 'kysely';
 import { createPlayersRepository } from '../../../src/modules/players/players.repository.js';
 import { executorOf } from '../../../src/platform/db/transactions.js';
@@ -10,7 +11,7 @@ import { buildPlayerTestApp } from '../../helpers/player-app.js';
 import { fixtureJson } from '../../helpers/player-fixtures.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
 
-const { minikloon } = FIXTURE_PLAYERS;
+const { minikloon, builder } = FIXTURE_PLAYERS;
 const NEVER_JOINED = '00000000000000000000000000000000';
 
 const problemName = (reply: { json(): { extra?: { name: string }[] } }) => reply.json().extra?.[0]?.name;
@@ -42,6 +43,65 @@ describeEachBackend(
       assert.equal(second.headers['x-cache'], 'HIT');
       assert.equal(second.body, first.body);
       assert.equal(fake.callsTo('/v2/player').length, 1, 'a cache hit makes no upstream call');
+    });
+
+    it('sends the player byte for byte as the upstream sent it, whatever fields it has, in their order', async (t) => {
+      const { app, token, get } = await setup(t);
+      // In JSON.stringify's spelling (the service keeps the upstream's JSON so: upstream-json.ts). The fields the
+      // document types come in another order than its own, beside fields it does not name (nested in typed
+      // objects too), an untyped field holding what Hypixel has put there (an array in achievementsOneTime), and
+      // enough bytes to be sent compressed: what a serializer working from the schema would reorder or drop.
+      const player = JSON.stringify({
+        stats: {
+          NewGame: { x: 1 },
+          Bedwars: { zz_unnamed: [1, { a: null }], wins_bedwars: 12, Experience: 3456.5, coins: 7 },
+        },
+        unnamed: { deep: [true, '§6gold', -0.5e-7], padding: 'x'.repeat(2048) },
+        displayname: 'Minikloon',
+        achievementsOneTime: ['general_first_join', []],
+        socialMedia: {
+          TWITTER: 'old layout',
+          links: { MIXER: 'm', DISCORD: 'Minikloon#0001' },
+          prompt: true,
+        },
+        networkExp: 160452580.5,
+        uuid: minikloon.uuid,
+        _id: '5cd536a538200698db7973c8',
+      });
+      fake.setPlayer(minikloon.uuid, player);
+      const expected = `{"success":true,"throttle":false,"player":${player}}`;
+      const url = `/player/${minikloon.uuid}`;
+      const miss = await get(url);
+      assert.equal(miss.headers['x-cache'], 'MISS');
+      assert.equal(miss.body, expected, 'fetched: the bytes as sent');
+      const hit = await get(url);
+      assert.equal(hit.headers['x-cache'], 'HIT');
+      assert.equal(hit.body, expected, 'cached: the bytes as sent');
+      const compressed = await app.inject({
+        method: 'GET',
+        url,
+        headers: { ...bearer(token), 'accept-encoding': 'br' },
+      });
+      assert.equal(compressed.headers['content-encoding'], 'br');
+      assert.equal(
+        brotliDecompressSync(compressed.rawPayload).toString('utf8'),
+        expected,
+        'compressed alike',
+      );
+      const bulk = await app.inject({
+        method: 'POST',
+        url: '/players',
+        headers: bearer(token),
+        payload: { players: [minikloon.uuid] },
+      });
+      assert.equal(bulk.body, `{"results":{"${minikloon.uuid}":${expected}}}`, 'a bulk item alike');
+
+      // The captured reply of a large player: hundreds of fields the document does not name, in Hypixel's order.
+      const large = await get(`/player/${builder.uuid}`);
+      assert.equal(
+        large.body,
+        `{"success":true,"throttle":false,"player":${JSON.stringify(fixtureJson('player-large.json').player)}}`,
+      );
     });
 
     it('resolves a username through Mojang once, and remembers it', async (t) => {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, it, type TestContext } from 'node:test';
+import { parse, stringify } from 'lossless-json';
 import { describeEachBackend } from '../../helpers/backends.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { buildPlayerTestApp } from '../../helpers/player-app.js';
@@ -27,6 +29,16 @@ describeEachBackend('GET /gamemode/profiles/{player}', (backend) => {
       success: true,
       profiles: fixtureJson('skyblock-profiles.json').profiles,
     });
+    // Byte for byte: every field in Hypixel's order, those the document types (profile_id, cute_name,
+    // members...) and the many it does not, and each number as Hypixel spelt it (`1.848254716341003E7`: a reply
+    // holding a number of 16 digits or more is read losslessly, upstream-json.ts), in compact JSON.
+    const sent = parse(
+      readFileSync(new URL('../../fixtures/hypixel/skyblock-profiles.json', import.meta.url), 'utf8'),
+    );
+    assert.equal(
+      reply.body,
+      `{"success":true,"profiles":${stringify((sent as { profiles: unknown }).profiles)}}`,
+    );
     assert.equal(
       (await get(`/gamemode/profiles/${FIXTURE_PLAYERS.skyblocker.uuid}`)).headers['x-cache'],
       'HIT',

@@ -164,6 +164,7 @@ export function createRedisInvalidationFeed(redis: Redis, channel: string, log: 
   subscriber.on('message', (from: string, message: string) => {
     if (from === channel) invalidate(message.split(SEPARATOR));
   });
+  let closed = false;
   subscriber.on('ready', () => {
     subscriber.subscribe(channel).then(
       () => {
@@ -171,7 +172,13 @@ export function createRedisInvalidationFeed(redis: Redis, channel: string, log: 
         subscribed = true;
         log.info({ channel }, 'invalidation feed subscribed');
       },
-      (error: unknown) => log.warn({ err: error, channel }, 'invalidation feed could not subscribe'),
+      (error: unknown) => {
+        log.warn({ err: error, channel }, 'invalidation feed could not subscribe');
+        // A SUBSCRIBE that timed out (Redis or this machine under load) leaves the connection ready and
+        // subscribed to nothing, and no 'ready' would come to try again: it is dropped, so that the next
+        // one does. A connection that closed is being reconnected by ioredis already.
+        if (!closed && subscriber.status === 'ready') subscriber.disconnect(true);
+      },
     );
   });
   subscriber
@@ -199,6 +206,7 @@ export function createRedisInvalidationFeed(redis: Redis, channel: string, log: 
     },
     listen: (listener) => void listeners.push(listener),
     async close() {
+      closed = true;
       clearInterval(heartbeat);
       subscribed = false;
       await subscriber.quit().catch(() => subscriber.disconnect());

@@ -251,7 +251,9 @@ async function refusedAfter(
 const KEY_LIMIT = 5;
 
 describeOrSkip('several instances sharing one upstream key', { skip }, () => {
-  it('never make more upstream calls than the key allows, whichever instance each lookup reaches', async (t) => {
+  it('never make more upstream calls than the key allows, whichever instance each lookup reaches', {
+    timeout: TIMEOUT_MS,
+  }, async (t) => {
     const upstream = await startFakeUpstream({ rateLimit: KEY_LIMIT, rateLimitWindowSeconds: 60 });
     deferClose(t, () => upstream.close());
     const { instances, databaseUrl } = await startDeployment(t, { count: INSTANCES, upstream });

@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import { InputError } from './errors.js';
 
 /**
@@ -9,6 +10,20 @@ import { InputError } from './errors.js';
  */
 /** A page's size when the request names none. */
 export const DEFAULT_PAGE_SIZE = 20;
+
+/**
+ * A list's `limit` query parameter: optional, its default filled in by validation (useDefaults), so the
+ * handler always gets one.
+ */
+export const PageLimit = () =>
+  Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: DEFAULT_PAGE_SIZE,
+      description: `Page size (1 to 100); ${DEFAULT_PAGE_SIZE} unless given.`,
+    }),
+  );
 
 export interface PagePosition {
   /** Epoch milliseconds. */

@@ -1,13 +1,13 @@
 /// <reference lib="dom" />
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { GRANTS } from '../../src/platform/auth/grants.js';
 import { describeOrSkip } from '../helpers/backends.js';
 import { buildTestApp, suiteScope } from '../helpers/build-test-app.js';
+import { freePort, launchChromium, skipWithoutChromium } from '../helpers/chromium.js';
 import { issueToken } from '../helpers/tokens.js';
 
 /**
@@ -18,24 +18,9 @@ import { issueToken } from '../helpers/tokens.js';
  * is screenshotted into test-results/docs/.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = join(process.cwd(), 'test-results', 'docs');
 
-const skip: string | false = existsSync(CHROMIUM)
-  ? false
-  : process.env.CI === 'true'
-    ? false // CI installs chromium (.ci/run); missing there, the suite fails instead of skipping.
-    : `${CHROMIUM} is missing (apt-get install -y chromium, or set CHROMIUM_PATH)`;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-describeOrSkip('the documentation in a browser', { skip }, () => {
+describeOrSkip('the documentation in a browser', { skip: skipWithoutChromium }, () => {
   const scope = suiteScope();
   let browser: Browser;
   let origin: string;
@@ -48,11 +33,7 @@ describeOrSkip('the documentation in a browser', { skip }, () => {
     const { app, config } = await buildTestApp(scope);
     token = await issueToken(app, config, { owner: 234567890123456789n, grants: GRANTS });
     await app.listen({ port, host: '127.0.0.1' });
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -1,12 +1,12 @@
 /// <reference lib="dom" />
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
-import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
+import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { describeOrSkip } from '../helpers/backends.js';
 import { buildTestApp, suiteScope } from '../helpers/build-test-app.js';
+import { freePort, launchChromium, skipWithoutChromium } from '../helpers/chromium.js';
 import { type DiscordTestUser, startFakeDiscord } from '../helpers/fake-discord.js';
 
 /**
@@ -15,26 +15,11 @@ import { type DiscordTestUser, startFakeDiscord } from '../helpers/fake-discord.
  * is screenshotted into test-results/portal/; a console error or an uncaught error fails the test.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = join(process.cwd(), 'test-results', 'portal');
 const DEVELOPER: DiscordTestUser = { id: '444444444444444444', username: 'dana', global_name: 'Dana' };
 const REVIEWER: DiscordTestUser = { id: '555555555555555555', username: 'rita', global_name: 'Rita' };
 
-const skip: string | false = existsSync(CHROMIUM)
-  ? false
-  : process.env.CI === 'true'
-    ? false // CI installs chromium (.ci/run); missing there, the suite fails instead of skipping.
-    : `${CHROMIUM} is missing (apt-get install -y chromium, or set CHROMIUM_PATH)`;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-describeOrSkip('the developer portal in a browser', { skip }, () => {
+describeOrSkip('the developer portal in a browser', { skip: skipWithoutChromium }, () => {
   const scope = suiteScope();
   let browser: Browser;
   let origin: string;
@@ -50,11 +35,7 @@ describeOrSkip('the developer portal in a browser', { skip }, () => {
       env: { ...discord.env(origin), PORTAL_REVIEWERS: REVIEWER.id },
     });
     await app.listen({ port, host: '127.0.0.1' });
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

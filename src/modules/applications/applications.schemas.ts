@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { DEVELOPER_GRANTS, GRANTS, OPERATOR_GRANTS } from '../../platform/auth/grants.js';
 import { OPENAPI_FORM } from '../../platform/openapi-form.js';
-import { DEFAULT_PAGE_SIZE } from '../../platform/pagination.js';
+import { PageLimit } from '../../platform/pagination.js';
 import { SNOWFLAKE_TEXT_PATTERN, Snowflake, SnowflakeOut } from '../../platform/snowflake.js';
 import { Text } from '../../platform/text.js';
 import { KEY_PATTERN } from './application-keys.service.js';
@@ -199,15 +199,7 @@ export const ApplicationListQuery = Type.Object(
         description: "Only this owner's applications (without the applications:review grant: your own only).",
       }),
     ),
-    // Optional, with its default filled in by validation (useDefaults): the handler always gets one.
-    limit: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: 100,
-        default: DEFAULT_PAGE_SIZE,
-        description: `Page size (1 to 100); ${DEFAULT_PAGE_SIZE} unless given.`,
-      }),
-    ),
+    limit: PageLimit(),
     cursor: Type.Optional(
       Type.String({ maxLength: 200, description: 'The `next_cursor` of the page before.' }),
     ),

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { BoundedObject } from '../../platform/bounded-json.js';
-import { DEFAULT_PAGE_SIZE } from '../../platform/pagination.js';
+import { PageLimit } from '../../platform/pagination.js';
 import { MAX_SNOWFLAKE, Snowflake, SnowflakeOut } from '../../platform/snowflake.js';
 import { Text } from '../../platform/text.js';
 import { Timestamp } from '../../platform/timestamp.js';
@@ -169,15 +169,7 @@ export const InteractionLogListQuery = Type.Object(
     user_id: Type.Optional(Snowflake({ description: "Only this user's interactions." })),
     server_id: Type.Optional(Snowflake({ description: "Only this server's interactions." })),
     since: Type.Optional(Timestamp({ description: 'Only logs received at or after this time (RFC 3339).' })),
-    // Optional, with its default filled in by validation (useDefaults): the handler always gets one.
-    limit: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: 100,
-        default: DEFAULT_PAGE_SIZE,
-        description: `Page size (1 to 100); ${DEFAULT_PAGE_SIZE} unless given.`,
-      }),
-    ),
+    limit: PageLimit(),
     cursor: Type.Optional(
       Type.String({ maxLength: 200, description: 'The `next_cursor` of the page before.' }),
     ),

@@ -118,9 +118,11 @@ const REDIS_START_WAIT_MS = 1000;
 
 /** Connects to Redis without making the start wait on it: a missing Redis shows in /ready, not as a crash. */
 async function connectRedis(url: string, name: string, log: Logger): Promise<Redis> {
-  const redis = createRedis(url, name, () =>
-    log.warn('redis stopped answering: connecting again; meanwhile every Redis command fails at once'),
-  );
+  const redis = createRedis(url, {
+    connectionName: name,
+    onSilent: () =>
+      log.warn('redis stopped answering: connecting again; meanwhile every Redis command fails at once'),
+  });
   redis.on('error', (error) => log.warn({ err: error }, 'redis connection error'));
   log.info({ waitMs: REDIS_START_WAIT_MS }, 'connecting to redis');
   const connected = redis

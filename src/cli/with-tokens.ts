@@ -19,7 +19,9 @@ export async function withTokens<T>(
   work: (tokens: TokensService) => Promise<T>,
 ): Promise<T> {
   const secret = await resolveJwtSecret(config.auth.jwtSecret, config.dataDir);
-  const redis = config.redisUrl ? createRedis(config.redisUrl, 'player-data-service:cli') : undefined;
+  const redis = config.redisUrl
+    ? createRedis(config.redisUrl, { connectionName: 'player-data-service:cli' })
+    : undefined;
   try {
     await redis?.connect();
     const tokens = createTokensService({

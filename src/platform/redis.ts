@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { type Command, Redis, type RedisOptions as RedisClientOptions } from 'ioredis';
 import type { Logger } from './logger.js';
 
 /** How long a Redis command may take before the caller treats Redis as unavailable. */
@@ -17,17 +17,71 @@ const REDIS_HEARTBEAT_MS = 500;
  * offline queue), so the callers take their fallbacks without waiting. Dropping it also discards the
  * commands that timed out, which would otherwise still run when Redis answers again (a budget charged twice).
  */
-export function createRedis(url: string, connectionName?: string, onSilent?: () => void): Redis {
-  const redis = new Redis(url, {
-    // Shown by CLIENT LIST, so an operator can tell this service's connections (and deployments) apart.
-    ...(connectionName ? { connectionName } : {}),
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-  });
-  dropWhenSilent(redis, onSilent);
+export interface RedisOptions {
+  /** Shown by CLIENT LIST, so an operator can tell this service's connections (and deployments) apart. */
+  connectionName?: string;
+  /** Told when a heartbeat went unanswered and the connection is dropped. */
+  onSilent?: () => void;
+  /** How long a command may take (tests shorten it); REDIS_COMMAND_TIMEOUT_MS by default. */
+  commandTimeoutMs?: number;
+}
+
+export function createRedis(url: string, options: RedisOptions = {}): Redis {
+  const redis = new PatientRedis(
+    options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS,
+    {
+      ...(options.connectionName ? { connectionName: options.connectionName } : {}),
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+    },
+    url,
+  );
+  dropWhenSilent(redis, options.onSilent);
   return redis;
+}
+
+/**
+ * ioredis with a command timeout that reads what has arrived before it gives up. ioredis's own
+ * `commandTimeout` rejects a command as soon as its timer runs; after the event loop was busy for longer
+ * than the timeout (a large answer serialized, a collection), the timers run before the loop reads the
+ * sockets, so a command whose answer was already waiting failed as "timed out": the budget fell back on
+ * the instance's own count and the heartbeat dropped a healthy connection. Here the timer lets the loop
+ * read its sockets once (a `setImmediate` runs after the poll phase) before failing the command.
+ * `sendCommand` and a Command's `promise`, `isResolved` and `reject` are ioredis's public API (its
+ * typings); every command, pipelined and scripted ones included, goes through `sendCommand`.
+ */
+class PatientRedis extends Redis {
+  readonly #commandTimeoutMs: number;
+
+  /** `options` with the connection's address in them (`duplicate`), or beside them as a URL. */
+  constructor(commandTimeoutMs: number, options: RedisClientOptions, url?: string) {
+    if (url === undefined) super(options);
+    else super(url, options);
+    this.#commandTimeoutMs = commandTimeoutMs;
+  }
+
+  override sendCommand(command: Command, stream?: Parameters<Redis['sendCommand']>[1]): unknown {
+    if (!command.isResolved) failUnanswered(command, this.#commandTimeoutMs);
+    return super.sendCommand(command, stream);
+  }
+
+  /** A second connection like this one (a subscriber), with the same timeout. */
+  override duplicate(override?: Partial<RedisClientOptions>): Redis {
+    return new PatientRedis(this.#commandTimeoutMs, { ...this.options, ...override });
+  }
+}
+
+function failUnanswered(command: Command, timeoutMs: number): void {
+  const timer = setTimeout(
+    () =>
+      setImmediate(() => {
+        if (!command.isResolved) command.reject(new Error('Command timed out'));
+      }),
+    timeoutMs,
+  );
+  const clear = () => clearTimeout(timer);
+  command.promise.then(clear, clear);
 }
 
 function dropWhenSilent(redis: Redis, onSilent: (() => void) | undefined): void {

@@ -64,7 +64,7 @@ describeOrSkip('the Redis invalidation feed', { skip: skipWithoutRedis }, () => 
   it('retries a SUBSCRIBE whose answer came after its timeout, and is trusted once subscribed', async (t) => {
     const url = await holdingFirstSubscribe(t, 1500);
     const logs = new LogCapture();
-    const redis = createRedis(url, 'invalidation-feed-test');
+    const redis = createRedis(url, { connectionName: 'invalidation-feed-test' });
     await redis.connect();
     deferClose(t, () => redis.quit());
     const channel = `${freshKeyPrefix(t)}invalidate:test`;
@@ -84,7 +84,7 @@ describeOrSkip('the Redis invalidation feed', { skip: skipWithoutRedis }, () => 
     // And it hears what another connection publishes.
     const heard: string[] = [];
     feed.listen({ invalidated: (keys) => heard.push(...keys), reset: () => undefined });
-    const publisher = createRedis(testRedisUrl ?? '', 'invalidation-feed-test-publisher');
+    const publisher = createRedis(testRedisUrl ?? '', { connectionName: 'invalidation-feed-test-publisher' });
     await publisher.connect();
     deferClose(t, () => publisher.quit());
     await publisher.publish(channel, 'player:a\nplayer:b');

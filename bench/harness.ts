@@ -68,7 +68,9 @@ export function buildServers(): void {
 
 export function start(server: 'service' | 'baseline', env: Record<string, string>): Promise<Started> {
   const script = join(BUILD, 'bench', 'servers', `${server}.js`);
-  const child = spawn(process.execPath, [script], {
+  // BENCH_SERVICE_NODE_ARGS: Node's options for the service's process only (`--cpu-prof`, say).
+  const nodeArgs = server === 'service' ? (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
+  const child = spawn(process.execPath, [...nodeArgs, script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

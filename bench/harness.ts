@@ -69,7 +69,8 @@ export function buildServers(): void {
 export function start(server: 'service' | 'baseline', env: Record<string, string>): Promise<Started> {
   const script = join(BUILD, 'bench', 'servers', `${server}.js`);
   // BENCH_SERVICE_NODE_ARGS: Node's options for the service's process only (`--cpu-prof`, say).
-  const nodeArgs = server === 'service' ? (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
+  const nodeArgs =
+    server === 'service' ? (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
   const child = spawn(process.execPath, [...nodeArgs, script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

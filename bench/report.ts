@@ -144,7 +144,10 @@ function notesOf(outcome: Outcome): string {
   if (outcome.bodyBytes !== undefined) {
     notes.push(
       outcome.identityBytes
-        ? `${kib(outcome.bodyBytes)} on the wire, ${percent(outcome.bodyBytes / outcome.identityBytes)} of ${kib(outcome.identityBytes)}`
+        ? `${kib(outcome.bodyBytes)} on the wire, ${percent(outcome.bodyBytes / outcome.identityBytes)} of ${kib(outcome.identityBytes)}` +
+            (outcome.smallestBytes
+              ? `, ${(outcome.bodyBytes / outcome.smallestBytes).toFixed(2)}x the smallest its coding makes`
+              : '')
         : `${kib(outcome.bodyBytes)} answer`,
     );
   }

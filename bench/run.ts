@@ -47,7 +47,10 @@ function printOutcome(outcome: Outcome): void {
   );
   if (outcome.identityBytes)
     console.log(
-      `  wire    : ${outcome.bodyBytes} bytes, ${fixed(((outcome.bodyBytes ?? 0) / outcome.identityBytes) * 100, 1)}% of ${outcome.identityBytes}`,
+      `  wire    : ${outcome.bodyBytes} bytes, ${fixed(((outcome.bodyBytes ?? 0) / outcome.identityBytes) * 100, 1)}% of ${outcome.identityBytes}` +
+        (outcome.smallestBytes
+          ? `, ${fixed((outcome.bodyBytes ?? 0) / outcome.smallestBytes)}x the smallest (${outcome.smallestBytes})`
+          : ''),
     );
   if (outcome.itemsPerRequest)
     console.log(`  items   : ${fixed(service.requestsPerSecond * outcome.itemsPerRequest, 0)} stored/s`);

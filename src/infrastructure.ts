@@ -102,6 +102,7 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
       // Each part closes even if one before it fails to.
       const steps: [string, () => Promise<unknown>][] = [
         ['upstream clients', () => upstreams.close()],
+        ['cache refinements', () => caching.close()],
         ['token revocations', async () => tokenRevocations?.close()],
         ['redis', async () => redis && (await redis.quit().catch(() => redis.disconnect()))],
         ['database', () => db.destroy()],

@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ContentEncoding, compress } from '../compression.js';
+import { type ContentEncoding, compress, compressSmallest, REFINABLE_ENCODINGS } from '../compression.js';
 import { type Cache, type CacheEntry, ownBytes } from './cache.js';
 import type { CacheMetrics } from './cache-metrics.js';
 import type { FetchLocks } from './fetch-locks.js';
+import type { Refiner } from './refiner.js';
 import type { SingleFlight } from './single-flight.js';
 
 export type CacheStatus = 'HIT' | 'MISS' | 'STALE';
@@ -21,7 +22,8 @@ export interface Served {
   readonly freshness: Freshness;
   /**
    * The bytes compressed in `encoding`: compressed once per entry and encoding (in zlib's thread pool, by
-   * the first request that asks; concurrent askers share it), then kept in process beside the entry.
+   * the first request that asks; concurrent askers share it), then kept in process beside the entry. A
+   * Brotli copy is made again at Brotli's smallest in the background (the refiner) and replaced by it.
    */
   encoded(encoding: ContentEncoding): Promise<Buffer>;
 }
@@ -60,6 +62,8 @@ export interface CachedResourceDeps {
   readonly near?: Cache;
   /** Where compressed copies of entries are kept: the in-process cache, whose bound counts them too. */
   readonly variants: Cache;
+  /** Makes kept compressed copies smaller in the background; without one they stay as first made. */
+  readonly refiner?: Refiner;
   readonly flights: SingleFlight;
   /** Present when the cache is shared by several instances: a fetch then runs under a lock in it. */
   readonly locks?: FetchLocks;
@@ -95,6 +99,10 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
   const { cache, near, variants, flights, locks, failures, metrics } = deps;
   const now = deps.now ?? Date.now;
 
+  /** How long a compressed copy of `entry` is kept: as long as the entry may be served. */
+  const variantKeepMs = (entry: CacheEntry) =>
+    entry.storedAt + rules.freshMs(entry) + rules.staleIfErrorMs - now();
+
   /** The entry's bytes in `encoding`: a copy kept from an earlier answer, or compressed now (once). */
   async function encodedOf(key: string, entry: CacheEntry, encoding: ContentEncoding): Promise<Buffer> {
     const variantKey = `${key}\u0000${encoding}`;
@@ -102,11 +110,36 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
     if (kept?.storedAt === entry.storedAt) return kept.bytes;
     const { value } = await flights.run(`${variantKey}\u0000${entry.storedAt}`, async () => {
       const bytes = ownBytes(await compress(entry.bytes, encoding));
-      const keepForMs = entry.storedAt + rules.freshMs(entry) + rules.staleIfErrorMs - now();
-      if (keepForMs > 0) await variants.set(variantKey, { bytes, storedAt: entry.storedAt }, keepForMs);
+      const keepForMs = variantKeepMs(entry);
+      if (keepForMs > 0) {
+        await variants.set(variantKey, { bytes, storedAt: entry.storedAt }, keepForMs);
+        if (deps.refiner && REFINABLE_ENCODINGS.has(encoding)) {
+          const taken = deps.refiner.submit(() => refine(variantKey, entry, encoding));
+          if (!taken) metrics.refined(rules.name, 'dropped');
+        }
+      }
       return bytes;
     });
     return value;
+  }
+
+  /**
+   * Replaces the kept copy of `entry` in `encoding` by the smallest the coding makes, unless the entry
+   * changed or its copy left the cache meanwhile (then there is nothing to improve: never compressed for it).
+   */
+  async function refine(variantKey: string, entry: CacheEntry, encoding: ContentEncoding): Promise<void> {
+    const stillKept = async () => {
+      const kept = await variants.get(variantKey);
+      return kept?.storedAt === entry.storedAt ? kept : undefined;
+    };
+    if (!(await stillKept())) return metrics.refined(rules.name, 'gone');
+    const smaller = ownBytes(await compressSmallest(entry.bytes, encoding));
+    const kept = await stillKept();
+    const keepForMs = variantKeepMs(entry);
+    if (!kept || keepForMs <= 0) return metrics.refined(rules.name, 'gone');
+    if (smaller.length >= kept.bytes.length) return metrics.refined(rules.name, 'kept');
+    await variants.set(variantKey, { bytes: smaller, storedAt: entry.storedAt }, keepForMs);
+    metrics.refined(rules.name, 'smaller');
   }
 
   const served = (key: string, entry: CacheEntry, status: CacheStatus): Served => ({

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import { Registry } from 'prom-client';
 import type { Cache } from '../../../src/platform/cache/cache.js';
@@ -15,6 +16,7 @@ import {
 import { createCaching } from '../../../src/platform/cache/caching.js';
 import type { FetchLocks } from '../../../src/platform/cache/fetch-locks.js';
 import { createMemoryCache } from '../../../src/platform/cache/memory-cache.js';
+import { createRefiner, type Refiner } from '../../../src/platform/cache/refiner.js';
 import { createSingleFlight } from '../../../src/platform/cache/single-flight.js';
 import { createMemoryLocks } from '../../helpers/memory-locks.js';
 
@@ -35,6 +37,9 @@ const failures: FailureRules = {
   waitTimedOut: () => new Outage('timed out'),
 };
 
+/** A refiner's job must not fail in these tests. */
+const failOnError = (error: unknown) => assert.fail(String(error));
+
 function countingMetrics() {
   const counts: Record<string, number> = {};
   const metrics: CacheMetrics = {
@@ -44,12 +49,15 @@ function countingMetrics() {
     joined: (resource) => {
       counts[`${resource}:joined`] = (counts[`${resource}:joined`] ?? 0) + 1;
     },
+    refined: (resource, outcome) => {
+      counts[`${resource}:refined:${outcome}`] = (counts[`${resource}:refined:${outcome}`] ?? 0) + 1;
+    },
   };
   return { metrics, counts };
 }
 
 /** A resource on a fake clock; with `shared`, an instance among others using the same cache and locks. */
-function setup(shared?: { cache: Cache; locks: FetchLocks; clock: { now: number } }) {
+function setup(shared?: { cache: Cache; locks: FetchLocks; clock: { now: number } }, refiner?: Refiner) {
   const clock = shared?.clock ?? { now: 1_000_000 };
   const cache = shared?.cache ?? createMemoryCache(1024 * 1024);
   const { metrics, counts } = countingMetrics();
@@ -57,6 +65,7 @@ function setup(shared?: { cache: Cache; locks: FetchLocks; clock: { now: number 
     {
       cache,
       variants: createMemoryCache(1024 * 1024),
+      ...(refiner ? { refiner } : {}),
       flights: createSingleFlight(),
       ...(shared ? { locks: shared.locks } : {}),
       lockMs: LOCK_MS,
@@ -337,6 +346,75 @@ describe('cached resource', () => {
     const renewed = await resource.get('k', async () => bytes(text.replace('"n":1', '"n":2')));
     assert.equal(renewed.freshness.status, 'MISS');
     assert.match(brotliDecompressSync(await renewed.encoded('br')).toString(), /"n":2/);
+  });
+
+  describe('compressed copies made smaller in the background', () => {
+    /** The typical player as the service keeps it (compact JSON, 46 KB). */
+    const player = JSON.stringify(
+      JSON.parse(readFileSync('test/fixtures/hypixel/player.json', 'utf8')) as unknown,
+    );
+    const brotliAt = (quality: number) =>
+      brotliCompressSync(Buffer.from(player), {
+        params: {
+          [constants.BROTLI_PARAM_QUALITY]: quality,
+          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+        },
+      }).length;
+
+    /** A refiner that runs nothing until the test says so. */
+    function heldRefiner(accept = true) {
+      const jobs: (() => Promise<void>)[] = [];
+      const refiner: Refiner = {
+        submit: (job) => accept && jobs.push(job) > 0,
+        close: async () => undefined,
+      };
+      return { refiner, jobs };
+    }
+
+    it('replaces a Brotli copy by one within 1.1 times the smallest Brotli makes; gzip copies stay', async () => {
+      const refiner = createRefiner({ maxQueued: 4, share: 1, onError: failOnError });
+      const { resource, counts } = setup(undefined, refiner);
+      const first = await resource.get('k', async () => bytes(player));
+      const quick = await first.encoded('br');
+      const gzip = await first.encoded('gzip');
+      await refiner.close(); // waits for the job under way: the Brotli copy's
+      assert.equal(counts['thing:refined:smaller'], 1);
+      assert.equal(
+        Object.keys(counts).filter((key) => key.includes(':refined:')).length,
+        1,
+        JSON.stringify(counts),
+      );
+
+      const hit = await resource.get('k', async () => assert.fail('fresh'));
+      const kept = await hit.encoded('br');
+      assert.equal(brotliDecompressSync(kept).toString(), player);
+      const smallest = Math.min(brotliAt(10), brotliAt(11));
+      assert.ok(kept.length < quick.length, `${kept.length} < ${quick.length}`);
+      assert.ok(quick.length > smallest * 1.1, `the first copy (${quick.length}) is not near ${smallest}`);
+      assert.ok(kept.length <= smallest * 1.1, `${kept.length} within 1.1 x ${smallest}`);
+      assert.equal(await hit.encoded('gzip'), gzip, 'the gzip copy is kept as first made');
+    });
+
+    it('leaves alone an entry that changed before its turn came, and counts what it could not take', async () => {
+      const held = heldRefiner();
+      const { resource, clock, counts } = setup(undefined, held.refiner);
+      const first = await resource.get('k', async () => bytes(player));
+      await first.encoded('br');
+      assert.equal(held.jobs.length, 1);
+      clock.now += FRESH_MS;
+      const changed = player.replace('"uuid"', '"uuid2"');
+      const renewed = await resource.get('k', async () => bytes(changed));
+      const renewedCopy = await renewed.encoded('br');
+      await held.jobs[0]?.();
+      assert.equal(counts['thing:refined:gone'], 1);
+      assert.equal(await renewed.encoded('br'), renewedCopy, 'the new entry keeps its own copy');
+      assert.equal(brotliDecompressSync(renewedCopy).toString(), changed);
+
+      const full = heldRefiner(false);
+      const refused = setup(undefined, full.refiner);
+      await (await refused.resource.get('k', async () => bytes(player))).encoded('br');
+      assert.equal(refused.counts['thing:refined:dropped'], 1);
+    });
   });
 
   it('counts compressed copies against the in-process bound: keeping one can push out an entry', async () => {

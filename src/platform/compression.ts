@@ -17,17 +17,19 @@ const GZIP_LEVEL = 6;
 const brotli = promisify(brotliCompress);
 const gzipped = promisify(gzip);
 
+/** Brotli's copy of JSON text at `quality`, in zlib's thread pool (off the event loop). */
+const brotliAt = (bytes: Buffer, quality: number): Promise<Buffer> =>
+  brotli(bytes, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: quality,
+      [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+      [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
+    },
+  });
+
 /** The bytes compressed in `encoding`, in zlib's thread pool (off the event loop). */
 export function compress(bytes: Buffer, encoding: ContentEncoding): Promise<Buffer> {
-  return encoding === 'br'
-    ? brotli(bytes, {
-        params: {
-          [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
-          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-          [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
-        },
-      })
-    : gzipped(bytes, { level: GZIP_LEVEL });
+  return encoding === 'br' ? brotliAt(bytes, BROTLI_QUALITY) : gzipped(bytes, { level: GZIP_LEVEL });
 }
 
 /**
@@ -46,13 +48,7 @@ export const REFINABLE_ENCODINGS: ReadonlySet<ContentEncoding> = new Set(['br'])
 /** The bytes compressed in `encoding` as small as it makes them, in zlib's thread pool (slow: see above). */
 export function compressSmallest(bytes: Buffer, encoding: ContentEncoding): Promise<Buffer> {
   return encoding === 'br'
-    ? brotli(bytes, {
-        params: {
-          [constants.BROTLI_PARAM_QUALITY]: BROTLI_BEST_QUALITY,
-          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-          [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
-        },
-      })
+    ? brotliAt(bytes, BROTLI_BEST_QUALITY)
     : gzipped(bytes, { level: constants.Z_BEST_COMPRESSION });
 }
 

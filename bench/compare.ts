@@ -103,7 +103,10 @@ function smallestOf(bytes: Buffer, encoding: 'br' | 'gzip'): number {
 async function refined(url: string): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    const metrics = (await sampleOf(`${url}/metrics`, {})).body.toString();
+    const token = process.env.METRICS_TOKEN;
+    const metrics = (
+      await sampleOf(`${url}/metrics`, token ? { authorization: `Bearer ${token}` } : {})
+    ).body.toString();
     if (/cache_variant_refinements_total\{[^}]*outcome="(smaller|kept)"\} [1-9]/.test(metrics)) return;
     await sleep(50);
   }

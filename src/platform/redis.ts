@@ -6,6 +6,15 @@ const REDIS_COMMAND_TIMEOUT_MS = 1000;
 /** How often a connection that is up asks Redis whether it still answers. */
 const REDIS_HEARTBEAT_MS = 500;
 
+export interface RedisOptions {
+  /** Shown by CLIENT LIST, so an operator can tell this service's connections (and deployments) apart. */
+  connectionName?: string;
+  /** Told when a heartbeat went unanswered and the connection is dropped. */
+  onSilent?: () => void;
+  /** How long a command may take (tests shorten it); REDIS_COMMAND_TIMEOUT_MS by default. */
+  commandTimeoutMs?: number;
+}
+
 /**
  * A Redis connection that fails fast instead of queueing while Redis is away: the callers (cache, limits,
  * readiness) each know a better fallback than waiting. It reconnects by itself.
@@ -17,15 +26,6 @@ const REDIS_HEARTBEAT_MS = 500;
  * offline queue), so the callers take their fallbacks without waiting. Dropping it also discards the
  * commands that timed out, which would otherwise still run when Redis answers again (a budget charged twice).
  */
-export interface RedisOptions {
-  /** Shown by CLIENT LIST, so an operator can tell this service's connections (and deployments) apart. */
-  connectionName?: string;
-  /** Told when a heartbeat went unanswered and the connection is dropped. */
-  onSilent?: () => void;
-  /** How long a command may take (tests shorten it); REDIS_COMMAND_TIMEOUT_MS by default. */
-  commandTimeoutMs?: number;
-}
-
 export function createRedis(url: string, options: RedisOptions = {}): Redis {
   const redis = new PatientRedis(
     options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS,
@@ -48,8 +48,10 @@ export function createRedis(url: string, options: RedisOptions = {}): Redis {
  * sockets, so a command whose answer was already waiting failed as "timed out": the budget fell back on
  * the instance's own count and the heartbeat dropped a healthy connection. Here the timer lets the loop
  * read its sockets once (a `setImmediate` runs after the poll phase) before failing the command.
- * `sendCommand` and a Command's `promise`, `isResolved` and `reject` are ioredis's public API (its
- * typings); every command, pipelined and scripted ones included, goes through `sendCommand`.
+ * A command failed so is never sent again: ioredis would resend it after a reconnect, when its caller has
+ * long taken its fallback. `sendCommand` and a Command's `promise`, `isResolved` and `reject` are ioredis's
+ * public API (its typings); every command, pipelined, scripted and resent ones included, goes through
+ * `sendCommand`.
  */
 class PatientRedis extends Redis {
   readonly #commandTimeoutMs: number;
@@ -62,6 +64,9 @@ class PatientRedis extends Redis {
   }
 
   override sendCommand(command: Command, stream?: Parameters<Redis['sendCommand']>[1]): unknown {
+    // ioredis sends the commands a dropped connection left unanswered again once it reconnects, those that
+    // timed out too: their callers took their fallbacks, so they must not run late (a budget charged twice).
+    if (timedOut.has(command)) return command.promise;
     if (!command.isResolved) failUnanswered(command, this.#commandTimeoutMs);
     return super.sendCommand(command, stream);
   }
@@ -72,11 +77,16 @@ class PatientRedis extends Redis {
   }
 }
 
+/** The commands failed as timed out: never sent again. */
+const timedOut = new WeakSet<Command>();
+
 function failUnanswered(command: Command, timeoutMs: number): void {
   const timer = setTimeout(
     () =>
       setImmediate(() => {
-        if (!command.isResolved) command.reject(new Error('Command timed out'));
+        if (command.isResolved) return;
+        timedOut.add(command);
+        command.reject(new Error('Command timed out'));
       }),
     timeoutMs,
   );

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ContentEncoding, compress, compressSmallest, REFINABLE_ENCODINGS } from '../compression.js';
 import { type Cache, type CacheEntry, ownBytes } from './cache.js';
-import type { CacheMetrics } from './cache-metrics.js';
+import type { CacheMetrics, RefineOutcome } from './cache-metrics.js';
 import type { FetchLocks } from './fetch-locks.js';
 import type { Refiner } from './refiner.js';
 import type { SingleFlight } from './single-flight.js';
@@ -113,33 +113,61 @@ export function createCachedResource(deps: CachedResourceDeps, rules: ResourceRu
       const keepForMs = variantKeepMs(entry);
       if (keepForMs > 0) {
         await variants.set(variantKey, { bytes, storedAt: entry.storedAt }, keepForMs);
-        if (deps.refiner && REFINABLE_ENCODINGS.has(encoding)) {
-          const taken = deps.refiner.submit(() => refine(variantKey, entry, encoding));
-          if (!taken) metrics.refined(rules.name, 'dropped');
-        }
+        if (REFINABLE_ENCODINGS.has(encoding)) queueRefinement(key, entry.storedAt, encoding);
       }
       return bytes;
     });
     return value;
   }
 
+  /** The refinements queued and not yet over, by copy and entry: a copy made again is not queued twice. */
+  const refining = new Set<string>();
+
   /**
-   * Replaces the kept copy of `entry` in `encoding` by the smallest the coding makes, unless the entry
-   * changed or its copy left the cache meanwhile (then there is nothing to improve: never compressed for it).
+   * Queues the making of a smaller copy of the entry of `key` stored at `storedAt`. The job holds the
+   * entry's key, not its bytes: what waits in the queue costs no memory the cache's bound does not count.
    */
-  async function refine(variantKey: string, entry: CacheEntry, encoding: ContentEncoding): Promise<void> {
-    const stillKept = async () => {
+  function queueRefinement(key: string, storedAt: number, encoding: ContentEncoding): void {
+    const { refiner } = deps;
+    const job = `${key}\u0000${encoding}\u0000${storedAt}`;
+    if (!refiner || refining.has(job)) return;
+    const taken = refiner.submit(async () => {
+      try {
+        metrics.refined(rules.name, await refine(key, storedAt, encoding));
+      } finally {
+        refining.delete(job);
+      }
+    });
+    if (taken) refining.add(job);
+    else metrics.refined(rules.name, 'dropped');
+  }
+
+  /** The entry of `key` stored at `storedAt`, if the cache still has it. */
+  async function entryStoredAt(key: string, storedAt: number): Promise<CacheEntry | undefined> {
+    const entry = (near && (await near.get(key))) || (await cache.get(key));
+    return entry?.storedAt === storedAt ? entry : undefined;
+  }
+
+  /**
+   * Replaces the kept copy in `encoding` of the entry of `key` stored at `storedAt` by the smallest the
+   * coding makes, unless the entry changed or it or its copy left the cache meanwhile ('gone': then there is
+   * nothing to improve, and nothing is compressed for it).
+   */
+  async function refine(key: string, storedAt: number, encoding: ContentEncoding): Promise<RefineOutcome> {
+    const variantKey = `${key}\u0000${encoding}`;
+    const copyKept = async () => {
       const kept = await variants.get(variantKey);
-      return kept?.storedAt === entry.storedAt ? kept : undefined;
+      return kept?.storedAt === storedAt ? kept : undefined;
     };
-    if (!(await stillKept())) return metrics.refined(rules.name, 'gone');
+    const entry = (await copyKept()) && (await entryStoredAt(key, storedAt));
+    if (!entry) return 'gone';
     const smaller = ownBytes(await compressSmallest(entry.bytes, encoding));
-    const kept = await stillKept();
+    const kept = await copyKept();
     const keepForMs = variantKeepMs(entry);
-    if (!kept || keepForMs <= 0) return metrics.refined(rules.name, 'gone');
-    if (smaller.length >= kept.bytes.length) return metrics.refined(rules.name, 'kept');
-    await variants.set(variantKey, { bytes: smaller, storedAt: entry.storedAt }, keepForMs);
-    metrics.refined(rules.name, 'smaller');
+    if (!kept || keepForMs <= 0) return 'gone';
+    if (smaller.length >= kept.bytes.length) return 'kept';
+    await variants.set(variantKey, { bytes: smaller, storedAt }, keepForMs);
+    return 'smaller';
   }
 
   const served = (key: string, entry: CacheEntry, status: CacheStatus): Served => ({

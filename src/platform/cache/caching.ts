@@ -36,7 +36,7 @@ export interface Caching {
 
 /**
  * Compressed copies are made again at their coding's smallest one at a time, in a quarter of the time at
- * most (a job of 40 ms, a typical player's Brotli copy, is followed by 120 ms of rest), and at most 64 wait:
+ * most (a job of 20 ms, a typical player's Brotli copy on a quiet core, is followed by 60 ms of rest), and at most 64 wait:
  * under a flood of new entries the rest keep their first copy rather than the machine's CPU going to it.
  */
 const REFINE_SHARE = 0.25;

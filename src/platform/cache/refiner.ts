@@ -41,20 +41,32 @@ export function createRefiner({
   let nextAt = Number.NEGATIVE_INFINITY;
 
   async function drain(): Promise<void> {
-    while (queue.length > 0 && !closed) {
-      const wait = nextAt - now();
-      if (wait > 0) await pause(wait, closing.signal);
-      const job = queue.shift();
-      if (!job || closed) break;
-      const started = now();
-      try {
-        await job();
-      } catch (error) {
-        onError(error);
+    try {
+      while (queue.length > 0 && !closed) {
+        const wait = nextAt - now();
+        if (wait > 0) await pause(wait, closing.signal);
+        const job = queue.shift();
+        if (!job || closed) break;
+        const started = now();
+        try {
+          await job();
+        } catch (error) {
+          tell(error);
+        }
+        nextAt = now() + (now() - started) * (1 / share - 1);
       }
-      nextAt = now() + (now() - started) * (1 / share - 1);
+    } finally {
+      // In the same turn as the last look at the queue: a job submitted after it starts a new drain.
+      running = undefined;
     }
-    running = undefined;
+  }
+
+  function tell(error: unknown): void {
+    try {
+      onError(error);
+    } catch {
+      // Telling failed (the log): the refiner goes on all the same.
+    }
   }
 
   return {

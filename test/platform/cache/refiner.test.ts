@@ -165,4 +165,38 @@ describe('the background refiner', () => {
     assert.deepEqual(log, ['start a', 'end a'], 'b was dropped');
     assert.equal(refiner.submit(heldJob(log, 'c').job), false);
   });
+
+  it('on close ends a rest at once, without running what waited', async () => {
+    const log: string[] = [];
+    const clock = fakeTime();
+    const refiner = createRefiner({ maxQueued: 4, share: 0.25, onError: failOnError, ...clock });
+    const a = heldJob(log, 'a');
+    refiner.submit(a.job);
+    refiner.submit(heldJob(log, 'b').job);
+    clock.time.now += 1000;
+    a.finish();
+    await turn();
+    assert.deepEqual(
+      clock.pauses.map((pause) => pause.ms),
+      [3000],
+      'b waits out 3 s of rest',
+    );
+    await refiner.close(); // resolves although the pause was never ended by the clock
+    assert.deepEqual(log, ['start a', 'end a']);
+  });
+
+  it('rests on real timers by default, and a close cuts the rest short', async () => {
+    const log: string[] = [];
+    const refiner = createRefiner({ maxQueued: 4, share: 0.001, onError: failOnError });
+    const a = heldJob(log, 'a');
+    refiner.submit(a.job);
+    refiner.submit(heldJob(log, 'b').job);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    a.finish(); // a ran 20 ms: b would wait about 20 s
+    await turn();
+    const closing = performance.now();
+    await refiner.close();
+    assert.ok(performance.now() - closing < 5000, 'the close did not wait out the rest');
+    assert.deepEqual(log, ['start a', 'end a']);
+  });
 });

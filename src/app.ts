@@ -8,6 +8,7 @@ import { type Gate, routeGuards } from './platform/auth/route-guard.js';
 import {
   readAcceptEncodingOnce,
   refuseEncodedBody,
+  refuseForeignCharset,
   responseCompressionOptions,
 } from './platform/compression.js';
 import type { Database } from './platform/db/database.js';
@@ -70,6 +71,7 @@ export async function buildApp({ config, logStream }: AppOptions): Promise<Fasti
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     try {
       refuseEncodedBody(request.headers['content-encoding']);
+      refuseForeignCharset(request.headers['content-type']);
       settleUncountedBody(request, Buffer.byteLength(body as string), request.log);
       done(null, parseJsonBody(body as string, bodyMaxDepth));
     } catch (error) {

@@ -155,19 +155,15 @@ describe('error model', () => {
 
   it('answers a JSON body in another charset than UTF-8 with 415, and takes UTF-8 however it is named', async () => {
     const body = JSON.stringify({ name: 'a', grants: ['ping:read'] });
+    const post = (type: string) =>
+      app.inject({ method: 'POST', url: '/test/echo', headers: { 'content-type': type }, payload: body });
     for (const type of [
       'application/json; charset=utf-16',
       'application/json;charset=ISO-8859-1',
       'application/json; charset="latin1"',
       'application/json; charset=',
     ]) {
-      const reply = await app.inject({
-        method: 'POST',
-        url: '/test/echo',
-        headers: { 'content-type': type },
-        payload: body,
-      });
-      const refused = assertErrorResponse(reply, 415, ['UNSUPPORTED_MEDIA_TYPE']);
+      const refused = assertErrorResponse(await post(type), 415, ['UNSUPPORTED_MEDIA_TYPE']);
       assert.match(refused.extra[0].developer_reason, /UTF-8/);
     }
     for (const type of [
@@ -177,12 +173,7 @@ describe('error model', () => {
       'application/json; charset="utf-8"',
       'application/json; charset=utf8',
     ]) {
-      const reply = await app.inject({
-        method: 'POST',
-        url: '/test/echo',
-        headers: { 'content-type': type },
-        payload: body,
-      });
+      const reply = await post(type);
       assert.equal(reply.statusCode, 200, `${type}: ${reply.body}`);
     }
   });

@@ -131,23 +131,17 @@ export const responseCompressionOptions = {
   zlibOptions: { level: GZIP_LEVEL },
 };
 
+/** A `charset` parameter's value, quoted or not. */
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+
 /**
  * A JSON body is read as UTF-8 (RFC 8259, 8.1): one whose `Content-Type` names another charset
  * (`charset=utf-16`, `latin1`) would be misread, so it is refused as such (415). No charset, `utf-8` (in any
  * case, quoted or not) and the common misspelling `utf8` are taken.
  */
 export function refuseForeignCharset(contentType: string | undefined): void {
-  const charset = contentType
-    ?.split(';')
-    .slice(1)
-    .map((parameter) => parameter.split('='))
-    .find(([name = '']) => name.trim().toLowerCase() === 'charset')?.[1];
-  if (charset === undefined) return;
-  const named = charset
-    .trim()
-    .replace(/^"(.*)"$/, '$1')
-    .toLowerCase();
-  if (named === 'utf-8' || named === 'utf8') return;
+  const named = contentType === undefined ? undefined : CHARSET.exec(contentType)?.[1]?.toLowerCase();
+  if (named === undefined || named === 'utf-8' || named === 'utf8') return;
   throw AppError.of(ErrorKinds.UNSUPPORTED_MEDIA_TYPE, {
     developerReason:
       'request bodies are read as UTF-8: send Content-Type application/json with charset=utf-8 or no charset',

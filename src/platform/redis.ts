@@ -67,7 +67,8 @@ class PatientRedis extends Redis {
     // ioredis sends the commands a dropped connection left unanswered again once it reconnects, those that
     // timed out too: their callers took their fallbacks, so they must not run late (a budget charged twice).
     if (timedOut.has(command)) return command.promise;
-    if (!command.isResolved) failUnanswered(command, this.#commandTimeoutMs);
+    // Timed once, from its first sending (as ioredis did): a resent command keeps its deadline.
+    if (!command.isResolved && !timed.has(command)) failUnanswered(command, this.#commandTimeoutMs);
     return super.sendCommand(command, stream);
   }
 
@@ -79,8 +80,11 @@ class PatientRedis extends Redis {
 
 /** The commands failed as timed out: never sent again. */
 const timedOut = new WeakSet<Command>();
+/** The commands whose timer is set. */
+const timed = new WeakSet<Command>();
 
 function failUnanswered(command: Command, timeoutMs: number): void {
+  timed.add(command);
   const timer = setTimeout(
     () =>
       setImmediate(() => {

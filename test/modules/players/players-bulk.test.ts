@@ -223,7 +223,7 @@ describeEachBackend(
 
     it('gives the items the upstream failed for the failure body GET /player/{player} answers', async (t) => {
       const { get, post } = await setup(t, {
-        UPSTREAM_TIMEOUT_MS: '600',
+        UPSTREAM_TIMEOUT_MS: '1500',
         UPSTREAM_RETRIES: '0',
         UPSTREAM_BREAKER_FAILURES: '1000',
       });
@@ -232,7 +232,7 @@ describeEachBackend(
       const cases: [string, Parameters<FakeUpstream['misbehave']>[0], number][] = [
         ['down', { failWith: 503 }, 502],
         ['garbage', { garbage: true }, 502],
-        ['slow', { delayMs: 1500 }, 504],
+        ['slow', { delayMs: 60_000 }, 504],
       ];
       for (const [what, how, status] of cases) {
         fake.reset();

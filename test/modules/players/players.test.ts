@@ -236,14 +236,14 @@ describeEachBackend(
       // The timeout is wide of a loaded machine's answer time, and the slow case far beyond it.
       const { get } = await setup(t, {
         CACHE_PLAYER_FRESH_SECONDS: '0',
-        UPSTREAM_TIMEOUT_MS: '600',
+        UPSTREAM_TIMEOUT_MS: '1500',
         UPSTREAM_RETRIES: '1',
         UPSTREAM_BREAKER_FAILURES: '1000',
       });
       assert.equal((await get(`/player/${minikloon.uuid}`)).headers['x-cache'], 'MISS');
       const cases: [string, Parameters<FakeUpstream['misbehave']>[0], number][] = [
         ['down', { failWith: 503 }, 502],
-        ['slow', { delayMs: 1500 }, 504],
+        ['slow', { delayMs: 60_000 }, 504],
         ['garbage', { garbage: true }, 502],
       ];
       for (const [what, how, status] of cases) {

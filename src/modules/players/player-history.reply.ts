@@ -1,5 +1,6 @@
 import { stringifyExact } from '../../platform/json.js';
-import type { HistoryPoint, Session } from './player-history.service.js';
+import type { HistoryPoint } from './history-request.service.js';
+import type { Session } from './player-sessions.service.js';
 
 /*
  * The history answers' JSON, written here rather than by a schema's serializer: the values are the

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { TimeOrDay } from '../../platform/timestamp.js';
-import { DEFAULT_HISTORY_POINTS, DEFAULT_SESSIONS, MAX_HISTORY_FIELDS } from './player-history.service.js';
+import { DEFAULT_HISTORY_POINTS, DEFAULT_SESSIONS, MAX_HISTORY_FIELDS } from './history-request.service.js';
 
 /** The most points one history read may ask for, and sessions one sessions read. */
 const MAX_POINTS = 1000;

@@ -1,25 +1,30 @@
-import { createHash } from 'node:crypto';
-import { setImmediate } from 'node:timers/promises';
-import {
-  brotliCompressSync,
-  brotliDecompressSync,
-  constants,
-  deflateRawSync,
-  inflateRawSync,
-} from 'node:zlib';
 import { deleteInBatches } from '../../platform/db/batched-delete.js';
 import { type Executor, inTransaction } from '../../platform/db/transactions.js';
-import { AppError, ErrorKinds, type FieldProblem, InputError } from '../../platform/errors.js';
+import { AppError, ErrorKinds } from '../../platform/errors.js';
 import { parseJsonExact, stringifyExact } from '../../platform/json.js';
-import {
-  diffJson,
-  type JsonChange,
-  type ParsedChanges,
-  parseChanges,
-  valueAfterChanges,
-} from '../../platform/json-changes.js';
-import { type PointerPath, parsePointer } from '../../platform/json-pointer.js';
+import { diffJson, type ParsedChanges, valueAfterChanges } from '../../platform/json-changes.js';
 import { DAY_MS } from '../../platform/utc-day.js';
+import {
+  DEFAULT_HISTORY_POINTS,
+  DEFAULT_SESSIONS,
+  fieldsOf,
+  type HistoryPoint,
+  type HistoryQuery,
+  type HistoryRequest,
+  rangeOf,
+  type SessionsRequest,
+  thinnedSeqs,
+} from './history-request.service.js';
+import {
+  compressChanges,
+  compressFull,
+  digestOf,
+  documentsOf,
+  FULL_COPY_FACTOR,
+  NO_CHANGES,
+  type ReadMeter,
+  readFull,
+} from './history-snapshots.service.js';
 import {
   createPlayerHistoryRepository,
   type HistoryHead,
@@ -42,56 +47,14 @@ import { numberAt, numericChanges, type Session } from './player-sessions.servic
  * snapshot of each UTC month, so that a month stands alone (retention removes whole months).
  */
 
-/** How hard Brotli works on a full copy: 5 gives within 1 % of 11's size at a fraction of the time. */
-const BROTLI_QUALITY = 5;
-/** A new full copy once the changes kept since the last one cost this many times its size. */
-const FULL_COPY_FACTOR = 2;
 /** How many snapshots the sessions reader takes from the database at a time, and at most in all. */
 const SESSION_PAGE = 200;
 export const MAX_SESSION_SNAPSHOTS = 5000;
-/** How many full copies a read parses before it lets other requests run. */
-const FULL_COPIES_PER_TURN = 8;
-
-export type { Session } from './player-sessions.service.js';
 
 export interface HistorySettings {
   /** How many days of snapshots are kept (whole UTC months are removed once all of their days are older). */
   readonly retentionDays: number;
 }
-
-export interface HistoryQuery {
-  /** The pointers asked for, as given (the answer's keys), with their tokens. */
-  readonly fields: readonly { readonly pointer: string; readonly path: PointerPath }[];
-  readonly from: number;
-  readonly to: number;
-  readonly limit: number;
-}
-
-/** One snapshot's values of the fields asked for (undefined: the player had no such value). */
-export interface HistoryPoint {
-  readonly at: number;
-  readonly values: readonly unknown[];
-}
-
-/** What a caller asks of a player's history: pointers as given, and the range (epoch ms, inclusive). */
-export interface HistoryRequest {
-  readonly fields: readonly string[];
-  readonly from?: number;
-  readonly to?: number;
-  readonly limit?: number;
-}
-
-export interface SessionsRequest {
-  readonly from?: number;
-  readonly to?: number;
-  readonly limit?: number;
-}
-
-/** The most pointers one history read may name. */
-export const MAX_HISTORY_FIELDS = 50;
-/** How many points a history read gives when not told, and how many sessions. */
-export const DEFAULT_HISTORY_POINTS = 100;
-export const DEFAULT_SESSIONS = 20;
 
 /** What a read cost, for its charge: the snapshots it went through, and the bytes of the full copies it parsed. */
 export interface ReadCost {
@@ -138,69 +101,6 @@ export interface PlayerHistoryService {
   deleteExpired(stop?: AbortSignal): Promise<number>;
 }
 
-const digestOf = (changesText: string) => createHash('sha256').update(changesText).digest('base64url');
-const NO_CHANGES = stringifyExact([]);
-
-const compressFull = (json: string) =>
-  brotliCompressSync(json, { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } });
-/** What a read went through: the bytes of the full copies it parsed (the most of its cost). */
-interface ReadMeter {
-  fullCopyBytes: number;
-}
-
-const readFull = (row: HistoryRow, meter?: ReadMeter): unknown => {
-  const text = brotliDecompressSync(row.body);
-  if (meter) meter.fullCopyBytes += text.length;
-  return parseJsonExact(text.toString('utf8'));
-};
-const readChanges = (row: HistoryRow): ParsedChanges =>
-  parseChanges(parseJsonExact(inflateRawSync(row.body).toString('utf8')) as JsonChange[]);
-const isFull = (row: HistoryRow) => row.baseSeq === row.seq;
-
-/** `count` seqs from `first` to `last`, evenly spread, both ends in (one: the last). */
-export function thinnedSeqs(first: number, last: number, count: number): number[] {
-  const total = last - first + 1;
-  if (total <= count) return Array.from({ length: total }, (_, index) => first + index);
-  if (count === 1) return [last];
-  return Array.from({ length: count }, (_, index) => first + Math.round((index * (total - 1)) / (count - 1)));
-}
-
-/** The pointers asked for, each once, in the order first given; an InputError naming the bad ones. */
-function fieldsOf(given: readonly string[]): HistoryQuery['fields'] {
-  const problems: FieldProblem[] = [];
-  const fields = new Map<string, PointerPath>();
-  given.forEach((pointer, index) => {
-    const path = parsePointer(pointer);
-    if (path === undefined || pointer === '') {
-      problems.push({
-        field: ['fields', index],
-        rule: 'must be a JSON Pointer into the player object, such as /stats/Bedwars/wins_bedwars',
-      });
-    } else fields.set(pointer, path);
-  });
-  if (problems.length > 0) throw new InputError(problems);
-  if (fields.size === 0 || fields.size > MAX_HISTORY_FIELDS) {
-    throw new InputError([{ field: ['fields'], rule: `must name 1 to ${MAX_HISTORY_FIELDS} pointers` }]);
-  }
-  return [...fields].map(([pointer, path]) => ({ pointer, path }));
-}
-
-/** The range asked for, from the first snapshot to now when not told; an InputError when it is backwards. */
-function rangeOf(request: { from?: number; to?: number }, now: number): { from: number; to: number } {
-  const { from = 0, to = now } = request;
-  if (from > to) {
-    throw new InputError([
-      {
-        field: ['from'],
-        rule: 'must not be after to',
-        developerRule: (name) =>
-          `(${new Date(from).toISOString()}) must not be after ${name(['to'])} (${new Date(to).toISOString()})`,
-      },
-    ]);
-  }
-  return { from, to };
-}
-
 const noHistory = (uuid: string) =>
   AppError.of(ErrorKinds.PLAYER_NOT_FOUND, {
     developerReason: `no snapshot of ${uuid} is stored: the service keeps a player's history from their first lookup (GET /player/{player}) on`,
@@ -219,39 +119,6 @@ export function createPlayerHistoryService({
   readonly now?: () => number;
 }): PlayerHistoryService {
   const repository = createPlayerHistoryRepository(db);
-
-  /** The full copies the rows refer to, parsed, by seq (those among the rows are not read again). */
-  async function basesOf(
-    uuid: string,
-    rows: readonly HistoryRow[],
-    meter: ReadMeter,
-  ): Promise<Map<number, unknown>> {
-    const fulls = rows.filter(isFull);
-    const missing = [...new Set(rows.map((row) => row.baseSeq))].filter(
-      (seq) => !fulls.some((row) => row.seq === seq),
-    );
-    fulls.push(...(await repository.rows(uuid, missing)));
-    const bases = new Map<number, unknown>();
-    for (const [index, row] of fulls.entries()) {
-      // Reading a full copy takes most of a millisecond: other requests get a turn between a few.
-      if (index > 0 && index % FULL_COPIES_PER_TURN === 0) await setImmediate();
-      bases.set(row.seq, readFull(row, meter));
-    }
-    return bases;
-  }
-
-  /** Each row's document, as a full copy and the changes over it (undefined: its full copy is gone). */
-  async function documentsOf(uuid: string, rows: readonly HistoryRow[], meter: ReadMeter) {
-    const bases = await basesOf(uuid, rows, meter);
-    return rows.map((row) => {
-      const base = bases.get(row.baseSeq);
-      return {
-        row,
-        base,
-        changes: isFull(row) || base === undefined ? parseChanges([]) : readChanges(row),
-      };
-    });
-  }
 
   const service: PlayerHistoryService = {
     async historyOf(player, request, owner) {
@@ -286,7 +153,7 @@ export function createPlayerHistoryService({
           const changesText = stringifyExact(diffJson(readFull(baseRow), parseJsonExact(json)));
           const digest = digestOf(changesText);
           if (digest === head.digest) return false;
-          const body = deflateRawSync(changesText);
+          const body = compressChanges(changesText);
           const sinceBase = head.sinceBase + 1;
           const sameMonth = monthStart(head.baseAt) === monthStart(at);
           if (sameMonth && body.length * sinceBase < FULL_COPY_FACTOR * head.baseBytes) {
@@ -318,7 +185,7 @@ export function createPlayerHistoryService({
       if (!range) return { points: [], snapshotsRead: 0, fullCopyBytes: 0 };
       const rows = await repository.rows(uuid, thinnedSeqs(range.first, range.last, limit));
       const meter: ReadMeter = { fullCopyBytes: 0 };
-      const points = (await documentsOf(uuid, rows, meter)).map(({ row, base, changes }) => ({
+      const points = (await documentsOf(repository, uuid, rows, meter)).map(({ row, base, changes }) => ({
         at: row.at,
         values: fields.map(({ path }) =>
           base === undefined ? undefined : valueAfterChanges(base, changes, path),
@@ -343,7 +210,7 @@ export function createPlayerHistoryService({
         const oldest = session.rows[session.rows.length - 1] as HistoryRow;
         // What the player was before logging in: the snapshot before the session's first, when kept.
         const [previous] = await repository.rows(uuid, [oldest.seq - 1]);
-        const [first, last] = await documentsOf(uuid, [previous ?? oldest, newest], meter);
+        const [first, last] = await documentsOf(repository, uuid, [previous ?? oldest, newest], meter);
         const logout = last ? numberAt(last, ['lastLogout']) : undefined;
         sessions.push({
           start: session.login,
@@ -361,7 +228,7 @@ export function createPlayerHistoryService({
           ...(before === undefined ? {} : { before }),
         });
         snapshotsRead += page.length;
-        for (const { row, base, changes } of await documentsOf(uuid, page, meter)) {
+        for (const { row, base, changes } of await documentsOf(repository, uuid, page, meter)) {
           const login = base === undefined ? undefined : loginOf({ base, changes });
           if (login === undefined) continue;
           if (current && current.login === login) {

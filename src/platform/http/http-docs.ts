@@ -1,47 +1,17 @@
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance, FastifySchema } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
 import { GRANT_OPENS, GRANTS, isOperatorGrant } from '../auth/grants.js';
-import { guardOf } from '../auth/route-guard.js';
-import { errorResponses } from '../error-response.js';
-import { type ErrorKind, errorCatalogue } from '../errors.js';
 import { showOpenApiForms } from '../openapi-form.js';
-import { API_VERSION } from '../request-context.js';
 import { SNOWFLAKE_NOTE } from '../snowflake.js';
-import { EXPOSED_HEADERS } from './cors.js';
 import { docsPage, type OpenApiDocument, SUMMARY, TITLE } from './docs-page.js';
 import { EXPLORER_EXACT_IDS_JS } from './explorer-exact-ids.js';
+import { CORS_HEADERS, finishDocument, PLATFORM_HEADERS } from './finish-document.js';
 import { fixedBody } from './fixed-body.js';
-import { RATE_LIMIT_HEADERS } from './rate-limit-headers.js';
-import {
-  COMPRESSED_HEADERS,
-  COMPRESSIBLE_HEADERS,
-  ETAG_HEADERS,
-  NOT_MODIFIED,
-  REQUIRED_HEADER_KEY,
-  type ResponseDoc,
-  responseDoc,
-  withDefaultHeaders,
-  withHeaders,
-} from './response-docs.js';
-
-/** The error catalogue as a Markdown table, with how to fix each error. */
-function catalogueMarkdown(catalogue: readonly ErrorKind[]): string {
-  const cell = (text: string) => text.replace(/\|/g, '\\|');
-  const rows = catalogue.map(
-    (kind) => `| ${kind.code} | ${kind.name} | ${kind.status} | ${cell(kind.reason)} | ${cell(kind.fix)} |`,
-  );
-  return [
-    'Every error answers an `ErrorResponse`; each `extra[]` entry names one problem by a stable code and name ' +
-      '(the catalogue, also at [/docs#errors](/docs#errors)):',
-    '',
-    '| code | name | usual HTTP status | meaning | how to fix |',
-    '|---|---|---|---|---|',
-    ...rows,
-  ].join('\n');
-}
+import { COMPRESSED_HEADERS, ETAG_HEADERS, NOT_MODIFIED, responseDoc } from './response-docs.js';
+import { documentedRoute, type Json } from './route-docs.js';
 
 /**
  * Where the document's description sends a reader for errors: the catalogue itself is the ErrorResponse
@@ -81,128 +51,6 @@ const TAGS = [
   { name: 'Operations', description: 'Health, readiness, metrics and this documentation.' },
 ];
 
-/** Headers every answer carries, errors included (platform/request-context.ts), as components.headers. */
-const PLATFORM_HEADERS = {
-  'API-Version': {
-    description: 'The version of the API that answered.',
-    required: true,
-    schema: { type: 'string' as const, enum: [API_VERSION] },
-  },
-  'X-Request-Id': {
-    description:
-      "The request's id, in the log line of the request too: the client's own `X-Request-Id` when it is sane " +
-      '(1 to 128 of `A-Za-z0-9._:-`), otherwise a new UUID.',
-    required: true,
-    schema: { type: 'string' as const, pattern: '^[A-Za-z0-9._:-]{1,128}$' },
-  },
-};
-
-/**
- * With CORS_ORIGINS set (platform/http/cors.ts), every answer to a listed origin says so, as
- * components.headers on every response.
- */
-const CORS_HEADERS = {
-  'Access-Control-Allow-Origin': {
-    description:
-      "The request's `Origin` when CORS_ORIGINS lists it (`*` when it allows any origin): a browser script of that " +
-      'origin may read the answer. Absent for a request from no origin, or from one not listed.',
-    schema: { type: 'string' as const },
-  },
-  'Access-Control-Expose-Headers': {
-    description:
-      'The response headers a browser script may read beyond the CORS-safelisted ones; beside Access-Control-Allow-Origin.',
-    schema: { type: 'string' as const, enum: [EXPOSED_HEADERS.join(', ')] },
-  },
-};
-
-/**
- * With CORS_ORIGINS set every answer varies by `Origin` (@fastify/cors writes it first), and by
- * `Accept-Encoding` after it when the answer may come compressed: a response's `Vary`, as it reads then.
- */
-function corsVary(declared: unknown): Json {
-  const also =
-    isObject(declared) && typeof declared.description === 'string' ? `; then ${declared.description}` : '';
-  return {
-    description: `Origin: answers differ by the request's origin (CORS)${also}`,
-    required: true,
-    schema: { type: 'string', pattern: '^Origin(, [Aa]ccept-[Ee]ncoding)?$' },
-  };
-}
-
-/**
- * Statuses any route can answer with an ErrorResponse: a body it was sent that is too large or not JSON
- * (any request may carry one, and it is read before the route looks at it), an unexpected error, the
- * database out, shutting down.
- */
-const EVERY_ROUTE_ERRORS = [413, 415, 500, 503] as const;
-
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null;
-
-/**
- * Per route, before rendering: a route that documents its answers gets the ErrorResponses every route can
- * answer with (413, 415, 500, 503), unless it declares those statuses itself. A route that takes a token
- * also answers 429 when its owner's work budget is used up, and its answers carry the RateLimit headers.
- */
-function withEveryRouteErrors(schema: Json): Json {
-  if (!isObject(schema.response)) return schema;
-  const secured = Array.isArray(schema.security) && schema.security.length > 0;
-  const response: Json = {
-    ...errorResponses(...EVERY_ROUTE_ERRORS, ...(secured ? ([429] as const) : [])),
-    ...schema.response,
-  };
-  return {
-    ...schema,
-    response: secured
-      ? withHeaders(response as Readonly<Record<number, ResponseDoc>>, RATE_LIMIT_HEADERS)
-      : response,
-  };
-}
-
-/**
- * The answers of a route that does not say `compress: false` go through @fastify/compress, errors included:
- * any of them may come compressed, with `Content-Encoding` and `Vary`. Declared on each, beside the headers
- * the route declares (which win: a route that compresses by itself says how).
- */
-function withCompressibleHeaders(schema: Json): Json {
-  if (!isObject(schema.response)) return schema;
-  const responses = schema.response as Readonly<Record<number, ResponseDoc>>;
-  return { ...schema, response: withDefaultHeaders(responses, COMPRESSIBLE_HEADERS) };
-}
-
-interface RouteHooks {
-  readonly onRequest?: unknown;
-  readonly preHandler?: unknown;
-  readonly compress?: unknown;
-}
-
-/**
- * A route's security with its guard's grant as the scope of every bearer requirement: the document's scopes
- * come from the guard that checks them (route-guard.ts), never from a second list.
- */
-function withGuardScopes(schema: Json, route: RouteHooks | undefined): Json {
-  if (!Array.isArray(schema.security)) return schema;
-  const guard = route && guardOf(route.onRequest, route.preHandler);
-  if (!guard) return schema;
-  const scopes = guard.grant ? [guard.grant] : [];
-  return {
-    ...schema,
-    security: schema.security.map((requirement: Record<string, string[]>) =>
-      'bearerAuth' in requirement ? { ...requirement, bearerAuth: scopes } : requirement,
-    ),
-  };
-}
-
-/** Each route's schema as the document shows it: its scopes, the errors and headers every route has. */
-function documentedRoute({ schema, url, route }: { schema: FastifySchema; url: string; route?: RouteHooks }) {
-  if (!isObject(schema) || schema.hide) return { schema, url };
-  const complete = withEveryRouteErrors(withGuardScopes(schema, route));
-  return {
-    schema: route?.compress === false ? complete : withCompressibleHeaders(complete),
-    url,
-  };
-}
-
 /** How a bearer token's grants read as security scopes: the bearerAuth scheme's description. */
 function scopesMarkdown(): string {
   return [
@@ -216,61 +64,6 @@ function scopesMarkdown(): string {
         `| \`${grant}\` | ${GRANT_OPENS[grant]} | ${isOperatorGrant(grant) ? 'an operator only' : 'an approved application'} |`,
     ),
   ].join('\n');
-}
-
-/** Every operation of a rendered document. */
-function* operationsOf(document: Json): Generator<Json> {
-  for (const pathItem of Object.values(isObject(document.paths) ? document.paths : {})) {
-    for (const operation of Object.values(isObject(pathItem) ? pathItem : {})) {
-      if (isObject(operation)) yield operation;
-    }
-  }
-}
-
-/**
- * The rendered document's last pass: each response header's `required` is lifted out of its schema (where
- * it rode through @fastify/swagger), every response gets the platform's headers by reference (and the CORS
- * ones, with its `Vary` as CORS makes it, when `cors`), and the security schemes no operation uses
- * (metricsToken, on an instance without METRICS_TOKEN) are left out.
- */
-function finishDocument(document: Json, cors: boolean): Json {
-  const platformRefs = Object.fromEntries(
-    Object.keys({ ...PLATFORM_HEADERS, ...(cors ? CORS_HEADERS : {}) }).map((name) => [
-      name,
-      { $ref: `#/components/headers/${name}` },
-    ]),
-  );
-  const usedSchemes = new Set<string>();
-  for (const operation of operationsOf(document)) {
-    if (Array.isArray(operation.security)) {
-      for (const requirement of operation.security)
-        for (const name of Object.keys(requirement)) usedSchemes.add(name);
-    }
-    for (const response of Object.values(isObject(operation.responses) ? operation.responses : {})) {
-      if (!isObject(response)) continue;
-      const headers = isObject(response.headers) ? response.headers : {};
-      for (const header of Object.values(headers)) {
-        if (!isObject(header) || !isObject(header.schema)) continue;
-        const { [REQUIRED_HEADER_KEY]: required, ...schema } = header.schema;
-        header.schema = schema;
-        if (required === true) header.required = true;
-      }
-      if (cors) headers.Vary = corsVary(headers.Vary);
-      response.headers = { ...platformRefs, ...headers };
-    }
-  }
-  const { components } = document;
-  const errorResponse =
-    isObject(components) && isObject(components.schemas) && components.schemas.ErrorResponse;
-  if (isObject(errorResponse)) {
-    errorResponse.description = `${String(errorResponse.description ?? '')}\n\n${catalogueMarkdown(errorCatalogue)}`;
-  }
-  if (isObject(components) && isObject(components.securitySchemes)) {
-    components.securitySchemes = Object.fromEntries(
-      Object.entries(components.securitySchemes).filter(([name]) => usedSchemes.has(name)),
-    );
-  }
-  return document;
 }
 
 /** The headers of a fixed body's 200 (fixed-body.ts): its ETag, compressed as the request accepts. */

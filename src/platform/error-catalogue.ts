@@ -1,0 +1,313 @@
+/**
+ * The one error catalogue. Codes and names are part of the interface: never renumber or rename an entry,
+ * only add. Each module adds its entries in its own range:
+ *
+ *   10xxx  request (any endpoint)            11xxx  authentication and grants
+ *   12xxx  developer applications            13xxx  interaction logs
+ *   14xxx  messenger users and linked accounts  15xxx  ping history
+ *   16xxx  players and profiles              19xxx  server
+ */
+const catalogue = {
+  BAD_REQUEST: { code: 10000, status: 400, reason: 'The request could not be understood.' },
+  MALFORMED_JSON: { code: 10001, status: 400, reason: 'The request body is not valid JSON.' },
+  MISSING_FIELD: { code: 10002, status: 400, reason: 'A required field is missing.' },
+  INVALID_FIELD: { code: 10003, status: 400, reason: 'A field has a value that is not allowed.' },
+  UNKNOWN_FIELD: { code: 10004, status: 400, reason: 'The request has a field this endpoint does not take.' },
+  UNSUPPORTED_MEDIA_TYPE: { code: 10005, status: 415, reason: 'The request body must be application/json.' },
+  BODY_TOO_LARGE: { code: 10006, status: 413, reason: 'The request body is too large.' },
+  ROUTE_NOT_FOUND: { code: 10007, status: 404, reason: 'There is no such endpoint.' },
+  METHOD_NOT_ALLOWED: { code: 10008, status: 405, reason: 'The endpoint does not take this method.' },
+  RATE_LIMITED: { code: 10009, status: 429, reason: 'Too many requests; wait a little and try again.' },
+  BODY_TOO_DEEP: { code: 10010, status: 400, reason: 'The request body is nested too deeply.' },
+  REQUEST_TIMEOUT: {
+    code: 10011,
+    status: 408,
+    reason: 'The request did not arrive in time; send it again, all at once.',
+  },
+  URI_TOO_LONG: { code: 10012, status: 414, reason: 'The request path is too long.' },
+  WORK_BUDGET_EXHAUSTED: {
+    code: 10013,
+    status: 429,
+    reason: "You have used your share of the service's work for now; try again after Retry-After.",
+  },
+  TOO_MANY_IN_FLIGHT: {
+    code: 10014,
+    status: 429,
+    reason: 'You have as many requests in progress as allowed; wait for one to finish.',
+  },
+  TOKEN_MISSING: {
+    code: 11001,
+    status: 401,
+    reason:
+      'This endpoint needs an access token: developers get one through the developer portal (/portal/).',
+  },
+  TOKEN_INVALID: { code: 11002, status: 401, reason: 'The access token is not valid.' },
+  TOKEN_EXPIRED: { code: 11003, status: 401, reason: 'The access token has expired.' },
+  TOKEN_REVOKED: {
+    code: 11004,
+    status: 401,
+    reason:
+      'The access token has been revoked: get a new one with your application key, or through the developer portal (/portal/).',
+  },
+  TOKEN_REUSED: {
+    code: 11005,
+    status: 401,
+    reason: 'The token was already exchanged; every token of its chain is now revoked.',
+  },
+  GRANT_MISSING: { code: 11006, status: 403, reason: 'The access token does not grant this.' },
+  EXPIRES_AT_MISMATCH: { code: 11007, status: 400, reason: 'expires_at does not match the token.' },
+  NOT_RESOURCE_OWNER: {
+    code: 11008,
+    status: 403,
+    reason: 'Only the owner of this resource, or a token with the grant that opens it, may do this.',
+  },
+  TOKEN_NO_OWNER: {
+    code: 11009,
+    status: 401,
+    reason: 'The access token does not say who its owner is.',
+  },
+  KEY_INVALID: {
+    code: 11010,
+    status: 401,
+    reason: 'The application key is not valid: it was never issued, or it has ended.',
+  },
+  CSRF_TOKEN_INVALID: {
+    code: 11011,
+    status: 403,
+    reason: 'This request needs the sign-in session’s CSRF token; reload the page and try again.',
+  },
+  SIGN_IN_STATE_INVALID: {
+    code: 11012,
+    status: 400,
+    reason: 'This sign-in link is not valid any more; start the sign-in again.',
+  },
+  SIGN_IN_REJECTED: {
+    code: 11013,
+    status: 400,
+    reason: 'Discord did not accept the sign-in; start it again.',
+  },
+  RETURN_PATH_INVALID: {
+    code: 11014,
+    status: 400,
+    reason: 'After signing in you can only be sent back to a page of the developer portal.',
+  },
+  SESSION_INVALID: {
+    code: 11015,
+    status: 401,
+    reason: 'Your sign-in session has ended; sign in again.',
+  },
+  IDENTITY_REQUIRED: {
+    code: 11016,
+    status: 403,
+    reason:
+      'Keys are managed from the developer portal, or with an identity token: not with a token that carries grants.',
+  },
+  APPLICATION_NOT_FOUND: { code: 12001, status: 404, reason: 'There is no such application.' },
+  APPLICATION_STATE_CONFLICT: {
+    code: 12002,
+    status: 409,
+    reason: 'The application cannot make that change from the state it is in.',
+  },
+  TOO_MANY_PENDING_APPLICATIONS: {
+    code: 12003,
+    status: 409,
+    reason: 'You have as many pending applications as allowed; withdraw one or wait for a decision.',
+  },
+  OWNER_MISMATCH: {
+    code: 12004,
+    status: 400,
+    reason: 'The owner given is not the owner of the access token.',
+  },
+  NOT_APPLICATION_OWNER: {
+    code: 12005,
+    status: 403,
+    reason: "Only the application's owner may do this.",
+  },
+  OWN_APPLICATION_REVIEW: {
+    code: 12006,
+    status: 403,
+    reason: 'A reviewer may not approve their own application.',
+  },
+  OPERATOR_ONLY_GRANT: {
+    code: 12007,
+    status: 400,
+    reason: 'An application may not ask for a grant that only an operator gives.',
+  },
+  KEY_ALREADY_COLLECTED: {
+    code: 12008,
+    status: 409,
+    reason: "The application's key was already collected; rotate it to get a new one.",
+  },
+  KEY_NOT_AVAILABLE: {
+    code: 12009,
+    status: 409,
+    reason: 'The application has no key: a key comes with approval and ends with the application.',
+  },
+  MESSENGER_USER_NOT_FOUND: { code: 14001, status: 404, reason: 'There is no such user.' },
+  ACCOUNT_LINKED_ELSEWHERE: {
+    code: 14002,
+    status: 409,
+    reason: 'This Minecraft account is linked to another user.',
+  },
+  TOO_MANY_LINKED_ACCOUNTS: {
+    code: 14003,
+    status: 409,
+    reason: 'This user has as many linked Minecraft accounts as allowed.',
+  },
+  ACCOUNT_NOT_LINKED: {
+    code: 14004,
+    status: 404,
+    reason: 'This Minecraft account is not linked to this user.',
+  },
+  LINK_NOT_VERIFIED: {
+    code: 14005,
+    status: 409,
+    reason: "The player's Hypixel profile does not link this Discord user.",
+  },
+  USERNAME_UNKNOWN: {
+    code: 14006,
+    status: 409,
+    reason: "The user's Discord username is not known, so the link cannot be verified.",
+  },
+  PLAYER_NOT_FOUND: { code: 14007, status: 404, reason: 'No Minecraft player has this username.' },
+  INTERNAL_ERROR: { code: 19001, status: 500, reason: 'Something went wrong on our side.' },
+  SHUTTING_DOWN: { code: 19002, status: 503, reason: 'The service is restarting; try again shortly.' },
+  DEPENDENCY_UNAVAILABLE: {
+    code: 19003,
+    status: 503,
+    reason: 'A service this one depends on is unavailable.',
+  },
+  WRITE_QUEUE_FULL: {
+    code: 19004,
+    status: 503,
+    reason: 'The service has more writes waiting than it takes; try again in a moment.',
+  },
+  UPSTREAM_THROTTLED: {
+    code: 19005,
+    status: 429,
+    reason: 'Hypixel or Mojang is throttling requests; try again after Retry-After.',
+  },
+  UPSTREAM_TIMEOUT: { code: 19006, status: 504, reason: 'Hypixel or Mojang did not answer in time.' },
+  UPSTREAM_UNAVAILABLE: { code: 19007, status: 503, reason: 'Hypixel or Mojang is unavailable.' },
+  UPSTREAM_BAD_GATEWAY: {
+    code: 19008,
+    status: 502,
+    reason: 'Hypixel or Mojang gave an answer that cannot be used.',
+  },
+  DISCORD_UNAVAILABLE: {
+    code: 19009,
+    status: 502,
+    reason: 'Discord did not answer the sign-in as expected; try again in a moment.',
+  },
+} as const satisfies Record<string, { code: number; status: number; reason: string }>;
+
+/**
+ * How to fix each kind of error, for the developer: shown beside it in the docs page's catalogue and the
+ * OpenAPI document's. Every kind has one (the type says so).
+ */
+const fixes: { readonly [N in keyof typeof catalogue]: string } = {
+  BAD_REQUEST:
+    "Read `developer_reason`; send the request as this endpoint's operation in /openapi.json describes it.",
+  MALFORMED_JSON:
+    'Send the body as JSON text (`JSON.stringify`), not a form or a string with quotes missing.',
+  MISSING_FIELD:
+    "Add the field `developer_reason` names; the operation's request schema lists the required ones.",
+  INVALID_FIELD:
+    'Change the field `developer_reason` names to a value its schema allows (its type, pattern or range).',
+  UNKNOWN_FIELD:
+    'Leave out the field `developer_reason` names: the endpoint takes only the fields of its schema.',
+  UNSUPPORTED_MEDIA_TYPE: 'Send `Content-Type: application/json` with a JSON body.',
+  BODY_TOO_LARGE: 'Send a smaller body: fewer items per request, split across several requests.',
+  ROUTE_NOT_FOUND:
+    'Check the method and path against the endpoints above (e.g. `/player/{player}`, not `/players/{player}`).',
+  METHOD_NOT_ALLOWED: 'Use one of the methods the `Allow` header lists for this path.',
+  RATE_LIMITED:
+    'Wait the seconds of `Retry-After` before sending again; space out requests from this address.',
+  BODY_TOO_DEEP: 'Flatten the body: nest objects and arrays less deeply.',
+  REQUEST_TIMEOUT: "Send the whole request promptly, in one go; check the client's connection.",
+  URI_TOO_LONG: 'Shorten the path and query; send long lists in a body (`POST /players`).',
+  WORK_BUDGET_EXHAUSTED:
+    'Wait `Retry-After` seconds; cache answers, batch reads, and watch `RateLimit` (or `GET /auth/me`).',
+  TOO_MANY_IN_FLIGHT:
+    'Send fewer requests at once: await answers before sending more (a small queue or pool).',
+  TOKEN_MISSING: 'Send `Authorization: Bearer <token>`; get a token as /docs#getting-a-token says.',
+  TOKEN_INVALID:
+    'Send the token exactly as `POST /auth/token` gave it, after `Bearer ` (a token of this service, not a key).',
+  TOKEN_EXPIRED:
+    'Get a new token: exchange your key at `POST /auth/token` again, or refresh at `POST /auth/refresh`.',
+  TOKEN_REVOKED: 'Exchange your application key for a new token at `POST /auth/token`.',
+  TOKEN_REUSED:
+    'Refresh each token once and keep the new one; exchange your key at `POST /auth/token` to start a new chain.',
+  GRANT_MISSING:
+    'Use a token with the grant this endpoint names (its scope); apply for an application with that grant.',
+  EXPIRES_AT_MISMATCH: 'Send the `expires_at` that came with the token, unchanged, or leave it out.',
+  NOT_RESOURCE_OWNER:
+    "Use a token of the resource's owner, or one with the grant that opens others' resources.",
+  TOKEN_NO_OWNER: 'Use a token issued for an owner: exchange an application key at `POST /auth/token`.',
+  KEY_INVALID:
+    'Use the current key of an approved application: collect or rotate it in the portal (or `.../key/rotate`).',
+  CSRF_TOKEN_INVALID:
+    'Send the CSRF token of `GET /auth/session` in `X-CSRF-Token`; in the portal, reload the page.',
+  SIGN_IN_STATE_INVALID:
+    "Start the sign-in again from `GET /auth/discord/login` (the portal's Sign in button).",
+  SIGN_IN_REJECTED: "Start the sign-in again and approve the service in Discord's consent page.",
+  RETURN_PATH_INVALID: 'Give a return path under `/portal/`, or none.',
+  SESSION_INVALID: 'Sign in to the portal again.',
+  IDENTITY_REQUIRED:
+    'Manage keys signed in to the portal, or with an identity token of the owner (no grants).',
+  APPLICATION_NOT_FOUND: "Check the application's id: list yours with `GET /admin/developer/applications`.",
+  APPLICATION_STATE_CONFLICT:
+    "Read the application's `state` first (`GET .../{id}`); `developer_reason` names the changes its state allows.",
+  TOO_MANY_PENDING_APPLICATIONS:
+    "Withdraw a pending application (`POST .../{id}/withdraw`) or wait for a reviewer's decision.",
+  OWNER_MISMATCH: "Leave `owner` out (it is the token's owner) or give your own Discord ID.",
+  NOT_APPLICATION_OWNER: "Use a token or portal session of the application's owner.",
+  OWN_APPLICATION_REVIEW: 'Ask another reviewer to decide on your own application.',
+  OPERATOR_ONLY_GRANT:
+    'Ask only for developer grants (see /docs#grants); operator grants come from the command line.',
+  KEY_ALREADY_COLLECTED: 'Rotate the key (`POST .../{id}/key/rotate`) to get a new one; the old one ends.',
+  KEY_NOT_AVAILABLE:
+    'Wait for approval (the key comes with it); an ended application needs a new application.',
+  MESSENGER_USER_NOT_FOUND:
+    'Check the Discord ID; a user is created by `PUT .../profile` or by linking an account.',
+  ACCOUNT_LINKED_ELSEWHERE: 'Unlink the account from the other user first, or link another account.',
+  TOO_MANY_LINKED_ACCOUNTS: 'Unlink an account (`DELETE .../accounts/{uuid}`) before linking another.',
+  ACCOUNT_NOT_LINKED: "Check the UUID against the user's linked accounts (`GET .../profile`).",
+  LINK_NOT_VERIFIED: "Have the player set their Discord username in Hypixel's social menu, then try again.",
+  USERNAME_UNKNOWN:
+    'Send `username` with the link, or log an interaction of the user first (it records their username).',
+  PLAYER_NOT_FOUND: "Check the username's spelling, or give the player's UUID.",
+  INTERNAL_ERROR: "Retry later; if it persists, report it with the answer's `X-Request-Id`.",
+  SHUTTING_DOWN: 'Retry after `Retry-After`: another instance will answer.',
+  DEPENDENCY_UNAVAILABLE: 'Retry after `Retry-After`, with backoff.',
+  WRITE_QUEUE_FULL: 'Retry shortly with backoff; send fewer writes at once.',
+  UPSTREAM_THROTTLED: 'Wait `Retry-After` seconds; prefer cached reads and batch lookups (`POST /players`).',
+  UPSTREAM_TIMEOUT: 'Retry later with backoff.',
+  UPSTREAM_UNAVAILABLE: 'Retry later with backoff; cached data may still be served.',
+  UPSTREAM_BAD_GATEWAY: "Retry later; if it persists, report it with the answer's `X-Request-Id`.",
+  DISCORD_UNAVAILABLE: 'Start the sign-in again in a moment.',
+};
+
+export type ErrorName = keyof typeof catalogue;
+
+export interface ErrorKind {
+  readonly name: ErrorName;
+  readonly code: number;
+  /** The HTTP status this kind of error answers with when it is the only problem. */
+  readonly status: number;
+  /** The default end-user explanation. */
+  readonly reason: string;
+  /** How a developer fixes it: what to change or do, in a sentence. */
+  readonly fix: string;
+}
+
+export const ErrorKinds = Object.freeze(
+  Object.fromEntries(
+    Object.entries(catalogue).map(([name, entry]) => [
+      name,
+      Object.freeze({ name, ...entry, fix: fixes[name as ErrorName] }),
+    ]),
+  ),
+) as { readonly [N in ErrorName]: ErrorKind & { readonly name: N } };
+
+export const errorCatalogue: readonly ErrorKind[] = Object.values(ErrorKinds);

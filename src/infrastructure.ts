@@ -33,10 +33,11 @@ export interface Infrastructure {
   readonly caching: Caching;
   /**
    * How instances tell each other of revoked tokens, so that each may keep token records in process:
-   * Redis pub/sub when configured, the process itself on SQLite alone; none on PostgreSQL without Redis
-   * (records are then read from the database on every request).
+   * Redis pub/sub when configured, otherwise the process itself (on SQLite it also notices another
+   * process's writes). Without Redis on PostgreSQL, another instance's revocation is heard through the
+   * database's change mark, read every second (tokens.service.ts).
    */
-  readonly tokenRevocations: InvalidationFeed | undefined;
+  readonly tokenRevocations: InvalidationFeed;
   readonly upstreams: Upstreams;
   /** The rate limits' token buckets: in Redis when configured (one per owner or address for all instances). */
   readonly buckets: Buckets;
@@ -75,9 +76,7 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
   });
   const tokenRevocations = redis
     ? createRedisInvalidationFeed(redis, keyPrefix + TOKEN_REVOCATIONS_CHANNEL, log)
-    : config.database.dialect === 'sqlite'
-      ? createLocalInvalidationFeed(externalWritesProbe(db))
-      : undefined;
+    : createLocalInvalidationFeed(externalWritesProbe(db));
   const buckets = redis ? createRedisBuckets(redis, `${keyPrefix}limits:`, log) : createMemoryBuckets();
   const probes: Record<string, Probe> = {
     database: () => pingDatabase(db),
@@ -103,7 +102,7 @@ export async function createInfrastructure(config: Config, log: Logger): Promise
       const steps: [string, () => Promise<unknown>][] = [
         ['upstream clients', () => upstreams.close()],
         ['cache refinements', () => caching.close()],
-        ['token revocations', async () => tokenRevocations?.close()],
+        ['token revocations', () => tokenRevocations.close()],
         ['redis', async () => redis && (await redis.quit().catch(() => redis.disconnect()))],
         ['database', () => db.destroy()],
       ];

@@ -61,7 +61,7 @@ export async function createModules(config: Config, shared: Infrastructure, wayI
     db,
     settings: config.auth,
     secret,
-    ...(shared.tokenRevocations ? { revocations: shared.tokenRevocations } : {}),
+    revocations: shared.tokenRevocations,
     wayIn: wayIn.token,
     standings: {
       work: workBudget.standing,

@@ -39,8 +39,11 @@ async function appOnPostgres(t: TestContext, via?: (url: string) => string) {
   const test = await buildTestApp(t, { dialect: 'postgres', databaseUrl });
   addWhoamiRoute(test.app, 'player:read');
   const token = await issueToken(test.app, test.config);
-  const whoami = () => test.app.inject({ method: 'GET', url: '/test/whoami', headers: bearer(token) });
-  return { ...test, applicationName, adminUrl: database.url, token, whoami };
+  const whoami = (presented = token) =>
+    test.app.inject({ method: 'GET', url: '/test/whoami', headers: bearer(presented) });
+  /** A token the instance has not seen: its record is read from the database, not kept. */
+  const unseenToken = () => issueToken(test.app, test.config);
+  return { ...test, applicationName, adminUrl: database.url, token, whoami, unseenToken };
 }
 
 /** The 503 ErrorResponse of a request the database could not serve. */
@@ -72,7 +75,7 @@ const lostConnectionLogged = (logs: LogCapture) =>
 
 describeOrSkip('PostgreSQL connection loss', { skip: skipWithoutPostgres, concurrency: true }, () => {
   it('survives the server ending idle connections, logs it, and serves on new ones', async (t) => {
-    const { app, logs, applicationName, adminUrl, whoami } = await appOnPostgres(t);
+    const { app, logs, applicationName, adminUrl, whoami, unseenToken } = await appOnPostgres(t);
     assert.equal((await whoami()).statusCode, 200);
     const admin = await adminOf(t, adminUrl);
     const { rows } = await admin.query(
@@ -81,19 +84,21 @@ describeOrSkip('PostgreSQL connection loss', { skip: skipWithoutPostgres, concur
     );
     assert.ok(rows.length >= 1, 'the app had a connection to end');
     await eventually(() => lostConnectionLogged(logs));
-    assert.equal((await whoami()).statusCode, 200, 'served on a new connection');
+    assert.equal((await whoami(await unseenToken())).statusCode, 200, 'served on a new connection');
     assert.equal((await app.inject({ method: 'GET', url: '/ready' })).statusCode, 200);
   });
 
   it('answers requests in flight when their connections end with 503 ErrorResponses, then recovers', async (t) => {
-    const { applicationName, adminUrl, whoami } = await appOnPostgres(t);
+    const { applicationName, adminUrl, whoami, unseenToken } = await appOnPostgres(t);
     assert.equal((await whoami()).statusCode, 200);
     const admin = await adminOf(t, adminUrl);
     const observer = await adminOf(t, adminUrl);
+    // Tokens the instance has not seen: each request reads its token's record.
+    const unseen = await Promise.all(Array.from({ length: 5 }, unseenToken));
     // Hold the token table, so that the requests' token lookups wait on the lock: in flight, for sure.
     await admin.query('begin');
     await admin.query('lock table tokens in access exclusive mode');
-    const inFlight = Array.from({ length: 5 }, () => whoami());
+    const inFlight = unseen.map((token) => whoami(token));
     await eventually(async () => {
       const waiting = await observer.query(
         "select count(*)::int as n from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'",
@@ -116,12 +121,17 @@ describeOrSkip('PostgreSQL connection loss', { skip: skipWithoutPostgres, concur
     const target = new URL(String(testDatabaseUrl));
     const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
     deferClose(t, () => proxy.close());
-    const { app, logs, token, whoami } = await appOnPostgres(t, (url) => throughProxy(url, proxy));
+    const { app, logs, token, whoami, unseenToken } = await appOnPostgres(t, (url) =>
+      throughProxy(url, proxy),
+    );
     assert.equal((await whoami()).statusCode, 200);
+    const unseen = await unseenToken();
 
     proxy.cut();
     await eventually(() => lostConnectionLogged(logs));
-    for (let request = 0; request < 3; request++) assertDatabaseUnavailable(await whoami());
+    // A token the instance has not seen needs its record from the database (one it has seen is kept: the
+    // suite below).
+    for (let request = 0; request < 3; request++) assertDatabaseUnavailable(await whoami(unseen));
     assertDatabaseUnavailable(await app.inject({ method: 'POST', url: '/auth/refresh', payload: { token } }));
     // An upstream-backed route too: its token check meets the outage first (an ErrorResponse 503, which
     // its document allows beside the result shape's).
@@ -129,7 +139,7 @@ describeOrSkip('PostgreSQL connection loss', { skip: skipWithoutPostgres, concur
       await app.inject({
         method: 'GET',
         url: '/player/20934ef9488c465180a78f861586b4cf',
-        headers: bearer(token),
+        headers: bearer(unseen),
       }),
     );
     const ready = await app.inject({ method: 'GET', url: '/ready' });
@@ -151,90 +161,92 @@ describeOrSkip('PostgreSQL connection loss', { skip: skipWithoutPostgres, concur
   });
 });
 
-describeOrSkip(
-  'PostgreSQL unreachable, with Redis: cached reads keep answering',
-  { skip: skipOn('postgres', 'redis') },
-  () => {
-    it('serves cached players to tokens it has seen while the database is down; writes 503; /ready says so', async (t) => {
-      const upstream = await startFakeUpstream();
-      deferClose(t, () => upstream.close());
-      const target = new URL(String(testDatabaseUrl));
-      const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-      deferClose(t, () => proxy.close());
-      const database = await createTestDatabase('postgres');
-      deferClose(t, () => database.drop());
-      const { app, config, logs } = await buildTestApp(t, {
-        dialect: 'postgres',
-        redis: true,
-        upstream,
-        databaseUrl: throughProxy(database.url, proxy),
-        env: { CACHE_PLAYER_FRESH_SECONDS: '3600' },
-      });
-      await app.ready();
-      const token = await issueToken(app, config);
-      const unseen = await issueToken(app, config, { owner: 77n });
-      const player = `/player/${FIXTURE_PLAYERS.minikloon.uuid}`;
-      const read = (auth = token) => app.inject({ method: 'GET', url: player, headers: bearer(auth) });
-      assert.equal((await read()).headers['x-cache'], 'MISS');
-      assert.equal((await read()).headers['x-cache'], 'HIT', 'cached, and the token seen');
-      const profilesUrl = `/gamemode/profiles/${FIXTURE_PLAYERS.skyblocker.uuid}`;
-      const profiles = () => app.inject({ method: 'GET', url: profilesUrl, headers: bearer(token) });
-      assert.equal((await profiles()).statusCode, 200);
-      // A ping history kept in memory: its revision is read from the database on every read.
-      const pingUrl = `/ping/${FIXTURE_PLAYERS.minikloon.uuid}`;
-      const history = () => app.inject({ method: 'GET', url: pingUrl, headers: bearer(token) });
-      const sample = {
-        samples: [{ ping: 42, lobby: 'main', at: new Date(Date.now() - 1000).toISOString() }],
-      };
-      const stored = await app.inject({
-        method: 'POST',
-        url: pingUrl,
-        headers: bearer(token),
-        payload: sample,
-      });
-      assert.equal(stored.statusCode, 200, stored.body);
-      const kept = await history();
-      assert.equal(kept.statusCode, 200);
+for (const redis of [true, false]) {
+  describeOrSkip(
+    `PostgreSQL unreachable, ${redis ? 'with' : 'without'} Redis: cached reads keep answering`,
+    { skip: redis ? skipOn('postgres', 'redis') : skipOn('postgres') },
+    () => {
+      it('serves cached players to tokens it has seen while the database is down; writes 503; /ready says so', async (t) => {
+        const upstream = await startFakeUpstream();
+        deferClose(t, () => upstream.close());
+        const target = new URL(String(testDatabaseUrl));
+        const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+        deferClose(t, () => proxy.close());
+        const database = await createTestDatabase('postgres');
+        deferClose(t, () => database.drop());
+        const { app, config, logs } = await buildTestApp(t, {
+          dialect: 'postgres',
+          redis,
+          upstream,
+          databaseUrl: throughProxy(database.url, proxy),
+          env: { CACHE_PLAYER_FRESH_SECONDS: '3600' },
+        });
+        await app.ready();
+        const token = await issueToken(app, config);
+        const unseen = await issueToken(app, config, { owner: 77n });
+        const player = `/player/${FIXTURE_PLAYERS.minikloon.uuid}`;
+        const read = (auth = token) => app.inject({ method: 'GET', url: player, headers: bearer(auth) });
+        assert.equal((await read()).headers['x-cache'], 'MISS');
+        assert.equal((await read()).headers['x-cache'], 'HIT', 'cached, and the token seen');
+        const profilesUrl = `/gamemode/profiles/${FIXTURE_PLAYERS.skyblocker.uuid}`;
+        const profiles = () => app.inject({ method: 'GET', url: profilesUrl, headers: bearer(token) });
+        assert.equal((await profiles()).statusCode, 200);
+        // A ping history kept in memory: its revision is read from the database on every read.
+        const pingUrl = `/ping/${FIXTURE_PLAYERS.minikloon.uuid}`;
+        const history = () => app.inject({ method: 'GET', url: pingUrl, headers: bearer(token) });
+        const sample = {
+          samples: [{ ping: 42, lobby: 'main', at: new Date(Date.now() - 1000).toISOString() }],
+        };
+        const stored = await app.inject({
+          method: 'POST',
+          url: pingUrl,
+          headers: bearer(token),
+          payload: sample,
+        });
+        assert.equal(stored.statusCode, 200, stored.body);
+        const kept = await history();
+        assert.equal(kept.statusCode, 200);
 
-      proxy.cut();
-      await eventually(() => lostConnectionLogged(logs));
-      // Well past the change mark's trust window (3 s) while reads keep coming.
-      const until = Date.now() + 5000;
-      let served = 0;
-      while (Date.now() < until) {
-        const reply = await read();
-        assert.equal(reply.statusCode, 200, `a cached read during the outage: ${reply.body}`);
-        assert.equal(reply.headers['x-cache'], 'HIT');
-        served++;
-        await sleep(50);
-      }
-      t.diagnostic(`${served} cached reads answered 200 over 5 s of outage`);
-      const cachedProfiles = await profiles();
-      assert.equal(
-        cachedProfiles.statusCode,
-        200,
-        `cached profiles during the outage: ${cachedProfiles.body}`,
-      );
-      assertDatabaseUnavailable(await read(unseen));
-      // The kept history is not served while its revision cannot be read (a sample may have landed through
-      // another instance): a 503 ErrorResponse, never a possibly stale answer, never a 500.
-      assertDatabaseUnavailable(await history());
-      const write = await app.inject({
-        method: 'POST',
-        url: '/messenger/logging/interaction',
-        headers: bearer(token),
-        payload: {},
-      });
-      assert.ok([400, 503].includes(write.statusCode), `a write: ${write.statusCode}`);
-      const ready = await app.inject({ method: 'GET', url: '/ready' });
-      assert.equal(ready.statusCode, 503, '/ready says the database is down');
+        proxy.cut();
+        await eventually(() => lostConnectionLogged(logs));
+        // Well past the change mark's trust window (3 s) while reads keep coming.
+        const until = Date.now() + 5000;
+        let served = 0;
+        while (Date.now() < until) {
+          const reply = await read();
+          assert.equal(reply.statusCode, 200, `a cached read during the outage: ${reply.body}`);
+          assert.equal(reply.headers['x-cache'], 'HIT');
+          served++;
+          await sleep(50);
+        }
+        t.diagnostic(`${served} cached reads answered 200 over 5 s of outage`);
+        const cachedProfiles = await profiles();
+        assert.equal(
+          cachedProfiles.statusCode,
+          200,
+          `cached profiles during the outage: ${cachedProfiles.body}`,
+        );
+        assertDatabaseUnavailable(await read(unseen));
+        // The kept history is not served while its revision cannot be read (a sample may have landed through
+        // another instance): a 503 ErrorResponse, never a possibly stale answer, never a 500.
+        assertDatabaseUnavailable(await history());
+        const write = await app.inject({
+          method: 'POST',
+          url: '/messenger/logging/interaction',
+          headers: bearer(token),
+          payload: {},
+        });
+        assert.ok([400, 503].includes(write.statusCode), `a write: ${write.statusCode}`);
+        const ready = await app.inject({ method: 'GET', url: '/ready' });
+        assert.equal(ready.statusCode, 503, '/ready says the database is down');
 
-      proxy.restore();
-      await eventually(async () => (await app.inject({ method: 'GET', url: '/ready' })).statusCode === 200);
-      assert.equal((await read(unseen)).statusCode, 200, 'after the outage, any token again');
-      const again = await history();
-      assert.equal(again.statusCode, 200);
-      assert.equal(again.headers.etag, kept.headers.etag, 'the same history, the same ETag');
-    });
-  },
-);
+        proxy.restore();
+        await eventually(async () => (await app.inject({ method: 'GET', url: '/ready' })).statusCode === 200);
+        assert.equal((await read(unseen)).statusCode, 200, 'after the outage, any token again');
+        const again = await history();
+        assert.equal(again.statusCode, 200);
+        assert.equal(again.headers.etag, kept.headers.etag, 'the same history, the same ETag');
+      });
+    },
+  );
+}

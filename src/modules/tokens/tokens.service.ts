@@ -72,8 +72,8 @@ export interface TokensSettings {
 
 /**
  * How often the database's mark of token changes is read (`checkForChanges`): the longest a revocation no
- * feed told of (a publish that failed, the command line run without Redis) goes unheard by an instance
- * keeping records.
+ * feed told of (a publish that failed, the command line run without Redis, another instance on PostgreSQL
+ * without Redis) goes unheard by an instance keeping records.
  */
 export const TOKEN_CHANGES_CHECK_MS = 1000;
 /** How far along a chain a token presented again within the grace is followed to the chain's current one. */

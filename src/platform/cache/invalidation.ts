@@ -34,10 +34,11 @@ export interface InvalidationFeed {
 const EXTERNAL_WRITES_CHECK_MS = 10;
 
 /**
- * A feed for one process that is the only writer it needs to hear (SQLite without Redis): publishing tells
- * its own listeners. `changedElsewhere`, when given, says whether another process wrote since it was last
- * asked (the command line revoking a token on the same SQLite file); then every copy is dropped. It is
- * asked at most every 10 ms.
+ * A feed without Redis: publishing tells the process's own listeners. `changedElsewhere`, when given, says
+ * whether another process wrote since it was last asked (on SQLite: the command line revoking a token on
+ * the same file); then every copy is dropped. It is asked at most every 10 ms. Where other processes'
+ * writes cannot be asked about so cheaply (several instances on PostgreSQL), they are heard through a
+ * change mark the database keeps (`watchingChangeMark`), read every second.
  */
 export function createLocalInvalidationFeed(
   changedElsewhere?: () => boolean,

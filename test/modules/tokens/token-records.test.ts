@@ -57,20 +57,36 @@ async function within(withinMs: number, condition: () => Promise<boolean>): Prom
   return undefined;
 }
 
+/**
+ * How soon an instance hears of a revocation made by another process: at once where something tells it
+ * (Redis's feed; on SQLite, the file's data version, asked every 10 ms), and on PostgreSQL without Redis
+ * at its next read of the database's change mark (every second). The bound is the test's: it shows which
+ * way the revocation came, not how fast a loaded machine is.
+ */
+const heardWithinMs = (backend: Backend) =>
+  backend.dialect === 'postgres' && backend.cache === 'memory' ? TOKEN_CHANGES_CHECK_MS + 500 : 100;
+
 describeEachBackend(
   'token records kept in process',
   (backend) => {
-    it('sees a revocation by another process (the command line) at the next request', async (t) => {
+    it(`sees a revocation by another process (the command line) within ${heardWithinMs(backend)} ms`, async (t) => {
       const { first, whoami } = await twoInstances(t, backend);
       const token = await issueToken(first.app, first.config, { grants: ['player:read'] });
       for (let request = 0; request < 3; request++)
         assert.equal((await whoami(first, token)).statusCode, 200);
       assert.equal(await revokeFromCommandLine(first, jtiOf(token)), 1);
-      const seen = await within(100, async () => (await whoami(first, token)).statusCode === 401);
-      assert.notEqual(seen, undefined, 'the revoked token still opens the route 100 ms later');
+      const seen = await within(
+        heardWithinMs(backend),
+        async () => (await whoami(first, token)).statusCode === 401,
+      );
+      assert.notEqual(
+        seen,
+        undefined,
+        `the revoked token still opens the route ${heardWithinMs(backend)} ms later`,
+      );
     });
 
-    it('sees a revocation made by another instance within 100 ms', async (t) => {
+    it(`sees a revocation made by another instance within ${heardWithinMs(backend)} ms`, async (t) => {
       const { first, second, whoami } = await twoInstances(t, backend);
       const reviewer = await issueToken(first.app, first.config, {
         owner: 1n,
@@ -116,11 +132,14 @@ describeEachBackend(
         payload: { reason: 'abuse' },
       });
       assert.equal(revoked.statusCode, 200, revoked.body);
-      const seen = await within(100, async () => (await whoami(second, credential)).statusCode === 401);
+      const seen = await within(
+        heardWithinMs(backend),
+        async () => (await whoami(second, credential)).statusCode === 401,
+      );
       assert.notEqual(
         seen,
         undefined,
-        'the second instance still honours the revoked credential after 100 ms',
+        `the second instance still honours the revoked credential after ${heardWithinMs(backend)} ms`,
       );
       t.diagnostic(`seen by the second instance after ${seen?.toFixed(1)} ms`);
       assert.equal((await whoami(first, credential)).statusCode, 401, 'and the first at once');
@@ -132,13 +151,7 @@ describeEachBackend(
       assert.equal((await whoami(first, token)).statusCode, 200);
       // Removing the record behind the service's back shows whether it is read again.
       await sql`delete from tokens where jti = ${jtiOf(token)}`.execute(first.app.db);
-      const after = await whoami(first, token);
-      const keeps = backend.dialect === 'sqlite' || backend.cache === 'redis';
-      assert.equal(
-        after.statusCode,
-        keeps ? 200 : 401,
-        'without a way to hear of revocations, it reads every time',
-      );
+      assert.equal((await whoami(first, token)).statusCode, 200, 'the kept record answered');
     });
 
     it('moves the change mark on a revocation or a deletion, never on an issue or a refresh', async (t) => {

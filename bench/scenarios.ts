@@ -51,6 +51,7 @@ const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const MODES = {
   SQLite: {},
   'SQLite + Redis': { REDIS_URL },
+  PostgreSQL: { BENCH_DATABASE: 'postgres' },
   'PostgreSQL + Redis': { BENCH_DATABASE: 'postgres', REDIS_URL },
 } as const satisfies Record<string, Record<string, string>>;
 export const PLAYERS = {
@@ -93,6 +94,7 @@ export const scenarios: readonly Scenario[] = [
   playerHit('SQLite', 'large', 'gzip'),
   playerHit('SQLite + Redis', 'typical'),
   playerHit('SQLite + Redis', 'large'),
+  playerHit('PostgreSQL', 'typical'),
   playerHit('PostgreSQL + Redis', 'typical'),
   playerHit('PostgreSQL + Redis', 'large'),
   interactionLogs('SQLite, group commit', {}),

@@ -108,8 +108,9 @@ export function createTokensService({
   const feed =
     revocations &&
     watchingChangeMark(revocations, () => repository.changeMark(), TOKEN_CHANGES_TRUSTED_FOR_MS, {
-      // The database unreachable: no revocation can be written either, so the kept records (of tokens this
-      // instance has seen) keep serving reads, while the feed (Redis) is trusted.
+      // The database out of this instance's reach: the kept records (of tokens it has seen) keep serving
+      // reads while Redis's feed is trusted, since a revocation any instance still makes reaches this one
+      // through it. Without Redis nothing would: the records then lapse as the mark's reads do.
       isOutage: isDatabaseUnavailable,
     });
   const records = createKeptRecords({

@@ -20,6 +20,11 @@ export interface InvalidationFeed {
    * turns true again the listeners have been reset.
    */
   trusted(): boolean;
+  /**
+   * Whether it carries other instances' changes to this one (Redis pub/sub). Without that, an instance that
+   * cannot reach the database cannot tell whether another instance, which still can, changed something.
+   */
+  readonly reachesOtherInstances: boolean;
   /** Tells every instance, this one first, that these keys changed. Call it after the change commits. */
   publish(keys: readonly string[]): Promise<void>;
   listen(listener: InvalidationListener): void;
@@ -54,6 +59,7 @@ export function createLocalInvalidationFeed(
       }
       return true;
     },
+    reachesOtherInstances: false,
     async publish(keys) {
       for (const listener of listeners) listener.invalidated(keys);
     },
@@ -74,7 +80,9 @@ export interface MarkWatchingFeed extends InvalidationFeed {
  * is dropped: a change whose publish failed, or made by a process that does not publish (the command line
  * without Redis), is heard at the next check instead of when the copies expire. Copies are trusted only
  * while the mark was read within `staleAfterMs` (a change before the first read, or while reads fail,
- * would pass unnoticed). A check asked while one is under way joins it.
+ * would pass unnoticed), or, where `feed` carries other instances' changes, while the mark's store cannot
+ * be reached at all (`isOutage`): then whatever changes it is told through the feed. A check asked while
+ * one is under way joins it.
  */
 export function watchingChangeMark(
   feed: InvalidationFeed,
@@ -106,8 +114,10 @@ export function watchingChangeMark(
       seenAt = now();
       outage = false;
     } catch (error) {
-      // Only once the mark has been read: copies are never trusted before a first read.
-      outage = seen !== undefined && isOutage(error);
+      // Only once the mark has been read: copies are never trusted before a first read. And only where the
+      // feed carries other instances' changes: the store may be out of this instance's reach alone (a
+      // partition, its own pool exhausted) while another instance still writes to it.
+      outage = seen !== undefined && feed.reachesOtherInstances && isOutage(error);
       throw error;
     } finally {
       reading = undefined;
@@ -115,6 +125,7 @@ export function watchingChangeMark(
   }
   return {
     trusted: () => (outage || now() - seenAt < staleAfterMs) && feed.trusted(),
+    reachesOtherInstances: feed.reachesOtherInstances,
     publish: (keys) => feed.publish(keys),
     listen(listener) {
       listeners.push(listener);
@@ -206,6 +217,7 @@ export function createRedisInvalidationFeed(redis: Redis, channel: string, log: 
   }, HEARTBEAT_MS);
   heartbeat.unref();
   return {
+    reachesOtherInstances: true,
     trusted: () => subscribed,
     async publish(keys) {
       if (keys.length === 0) return;
@@ -234,6 +246,7 @@ export function createRedisInvalidationFeed(redis: Redis, channel: string, log: 
 export function createRedisInvalidationPublisher(redis: Redis, channel: string): InvalidationFeed {
   return {
     trusted: () => false,
+    reachesOtherInstances: true,
     async publish(keys) {
       if (keys.length > 0) await redis.publish(channel, keys.join(SEPARATOR));
     },

@@ -45,12 +45,14 @@ describe('a feed watching a change mark', () => {
     assert.equal(feed.trusted(), true);
   });
 
-  it("keeps trusting through an outage of the mark's store (nothing can change it), but only after a first read", async () => {
+  it("keeps trusting through an outage of the mark's store when the feed carries other instances' changes, only after a first read", async () => {
     let clock = 0;
     let down = true;
     const outage = new Error('connect ECONNREFUSED');
+    // A feed between instances (Redis's): what another instance changes meanwhile arrives through it.
+    const betweenInstances = { ...createLocalInvalidationFeed(), reachesOtherInstances: true };
     const feed = watchingChangeMark(
-      createLocalInvalidationFeed(),
+      betweenInstances,
       async () => {
         if (down) throw outage;
         return 1;
@@ -70,6 +72,29 @@ describe('a feed watching a change mark', () => {
     await feed.check();
     clock = 120_000;
     assert.equal(feed.trusted(), false, 'reachable again, and not read for a while: not trusted');
+  });
+
+  it('stops trusting through an outage when the feed reaches no other instance: another may still write', async () => {
+    let clock = 0;
+    let down = false;
+    const outage = new Error('connect ECONNREFUSED');
+    const feed = watchingChangeMark(
+      createLocalInvalidationFeed(),
+      async () => {
+        if (down) throw outage;
+        return 1;
+      },
+      3000,
+      { now: () => clock, isOutage: (error) => error === outage },
+    );
+    await feed.check();
+    down = true;
+    clock = 1000;
+    await assert.rejects(feed.check());
+    assert.equal(feed.trusted(), true, 'read 1 s ago');
+    clock = 3000;
+    await assert.rejects(feed.check());
+    assert.equal(feed.trusted(), false, 'an outage of this instance alone tells nothing of the others');
   });
 
   it('joins a check under way instead of reading again', async () => {

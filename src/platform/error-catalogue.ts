@@ -38,8 +38,7 @@ const catalogue = {
   TOKEN_MISSING: {
     code: 11001,
     status: 401,
-    reason:
-      'This endpoint needs an access token: developers get one through the developer portal (/portal/).',
+    reason: 'This endpoint needs an access token: /docs#getting-a-token says where one comes from.',
   },
   TOKEN_INVALID: { code: 11002, status: 401, reason: 'The access token is not valid.' },
   TOKEN_EXPIRED: { code: 11003, status: 401, reason: 'The access token has expired.' },
@@ -47,7 +46,7 @@ const catalogue = {
     code: 11004,
     status: 401,
     reason:
-      'The access token has been revoked: get a new one with your application key, or through the developer portal (/portal/).',
+      'The access token has been revoked: get a new one with your application key (/docs#getting-a-token).',
   },
   TOKEN_REUSED: {
     code: 11005,

@@ -336,6 +336,43 @@ describe('the TypeScript client', () => {
     ]);
   });
 
+  it("runs the /docs page's first call in TypeScript as it is written: a player, and a lookup the upstream failed read as a failure", async (t) => {
+    /** The page's TypeScript block, as a reader copies it, made JavaScript, and run with the key. */
+    const run = async (baseUrl: string, key: string) => {
+      const page = await (await fetch(`${baseUrl}/docs`)).text();
+      const block = /<h3 id="first-call-typescript">[\s\S]*?<pre><code>([\s\S]*?)<\/code><\/pre>/.exec(
+        page,
+      )?.[1];
+      assert.ok(block, 'the page has the TypeScript first call');
+      const source = block.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
+      const { code } = await transform(source, { loader: 'ts', format: 'esm' });
+      const dir = await mkdtemp(join('.test-build', 'docs-first-call-'));
+      t.after(() => rm(dir, { recursive: true, force: true }));
+      const file = join(dir, 'first-call.mjs');
+      await writeFile(file, code);
+      return promisify(execFile)(process.execPath, [file], {
+        env: { ...process.env, PDS_URL: baseUrl, PDS_KEY: key },
+        timeout: 30_000,
+      }).then(
+        ({ stdout }) => ({ exit: 0, stdout, stderr: '' }),
+        (error: { code: number; stdout: string; stderr: string }) => ({ exit: error.code, ...error }),
+      );
+    };
+    const found = await setup(t);
+    const served = await run(found.baseUrl, found.key);
+    assert.equal(served.exit, 0, served.stderr);
+    assert.match(served.stdout, /displayname/, 'the player, printed');
+
+    // A fresh service (nothing cached) whose upstream fails: the lookup's own failure shape, no `extra`.
+    const failing = await setup(t);
+    fake.misbehave({ failWith: 503 });
+    const failed = await run(failing.baseUrl, failing.key);
+    fake.reset();
+    assert.notEqual(failed.exit, 0);
+    assert.match(failed.stderr, /Error: 502: hypixel/, 'the status and the cause');
+    assert.doesNotMatch(failed.stderr, /TypeError/);
+  });
+
   it("type-checks the README's bot against the client's types, as a user's strict project would", async (t) => {
     const dir = await mkdtemp(join('.test-build', 'readme-bot-types-'));
     t.after(() => rm(dir, { recursive: true, force: true }));

@@ -598,10 +598,10 @@ export interface components {
          *     | 10012 | URI_TOO_LONG | 414 | The request path is too long. | Shorten the path and query; send long lists in a body (`POST /players`). |
          *     | 10013 | WORK_BUDGET_EXHAUSTED | 429 | You have used your share of the service's work for now; try again after Retry-After. | Wait `Retry-After` seconds; cache answers, batch reads, and watch `RateLimit` (or `GET /auth/me`). |
          *     | 10014 | TOO_MANY_IN_FLIGHT | 429 | You have as many requests in progress as allowed; wait for one to finish. | Send fewer requests at once: await answers before sending more (a small queue or pool). |
-         *     | 11001 | TOKEN_MISSING | 401 | This endpoint needs an access token: developers get one through the developer portal (/portal/). | Send `Authorization: Bearer <token>`; get a token as /docs#getting-a-token says. |
+         *     | 11001 | TOKEN_MISSING | 401 | This endpoint needs an access token: /docs#getting-a-token says where one comes from. | Send `Authorization: Bearer <token>`; get a token as /docs#getting-a-token says. |
          *     | 11002 | TOKEN_INVALID | 401 | The access token is not valid. | Send the token exactly as `POST /auth/token` gave it, after `Bearer ` (a token of this service, not a key). |
          *     | 11003 | TOKEN_EXPIRED | 401 | The access token has expired. | Get a new token: exchange your key at `POST /auth/token` again, or refresh at `POST /auth/refresh`. |
-         *     | 11004 | TOKEN_REVOKED | 401 | The access token has been revoked: get a new one with your application key, or through the developer portal (/portal/). | Exchange your application key for a new token at `POST /auth/token`. |
+         *     | 11004 | TOKEN_REVOKED | 401 | The access token has been revoked: get a new one with your application key (/docs#getting-a-token). | Exchange your application key for a new token at `POST /auth/token`. |
          *     | 11005 | TOKEN_REUSED | 401 | The token was already exchanged; every token of its chain is now revoked. | Refresh each token once and keep the new one; exchange your key at `POST /auth/token` to start a new chain. |
          *     | 11006 | GRANT_MISSING | 403 | The access token does not grant this. | Use a token with the grant this endpoint names (its scope); apply for an application with that grant. |
          *     | 11007 | EXPIRES_AT_MISMATCH | 400 | expires_at does not match the token. | Send the `expires_at` that came with the token, unchanged, or leave it out. |

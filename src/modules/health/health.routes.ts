@@ -64,7 +64,7 @@ export const healthRoutes =
     app.get(
       '/metrics',
       {
-        ...(metricsToken ? { onRequest: requireStaticBearer(metricsToken) } : {}),
+        ...(metricsToken ? { onRequest: requireStaticBearer(metricsToken, 'METRICS_TOKEN') } : {}),
         schema: {
           tags: ['Operations'],
           operationId: 'getMetrics',

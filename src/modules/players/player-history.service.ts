@@ -103,6 +103,7 @@ export interface PlayerHistoryService {
 
 const noHistory = (uuid: string) =>
   AppError.of(ErrorKinds.PLAYER_NOT_FOUND, {
+    reason: 'No history of this player is kept yet.',
     developerReason: `no snapshot of ${uuid} is stored: the service keeps a player's history from their first lookup (GET /player/{player}) on`,
   });
 

@@ -67,16 +67,21 @@ export const portalRoutes: FastifyPluginAsync = async (app) => {
   }
 };
 
+/** The pages a browser opens to reach the portal or sign in: with sign-in off, each says why it is not there. */
+const PORTAL_PAGES = ['/portal', '/portal/', '/portal/*', '/auth/discord/login', '/auth/discord/callback'];
+
 /**
- * Sign-in off: the portal's page is a 404 that says why (a newcomer sent to /portal/ by the docs learns that
+ * Sign-in off: the portal's pages are 404s that say why (a newcomer sent to /portal/ by the docs learns that
  * this deployment has no portal, and whom to ask).
  */
 export const portalOff: FastifyPluginAsync = async (app) => {
-  app.get('/portal/', { schema: { hide: true } }, async () => {
-    throw AppError.of(ErrorKinds.ROUTE_NOT_FOUND, {
-      reason: 'The developer portal is off on this deployment; ask its operator for access.',
-      developerReason:
-        'the developer portal is off: Discord sign-in is not configured (DISCORD_CLIENT_ID, DISCORD_CLIENT_SECRET, DISCORD_REDIRECT_URI); ask the operator for an identity token (see /docs#getting-a-token)',
+  for (const url of PORTAL_PAGES) {
+    app.get(url, { schema: { hide: true } }, async () => {
+      throw AppError.of(ErrorKinds.ROUTE_NOT_FOUND, {
+        reason: 'The developer portal is off on this deployment; ask its operator for access.',
+        developerReason:
+          'the developer portal is off: Discord sign-in is not configured (DISCORD_CLIENT_ID, DISCORD_CLIENT_SECRET, DISCORD_REDIRECT_URI); ask the operator for an identity token (see /docs#getting-a-token)',
+      });
     });
-  });
+  }
 };

@@ -167,19 +167,27 @@ export PDS_TOKEN=$(curl -s -X POST "$PDS_URL/auth/token" \\
 curl "$PDS_URL${playerUrl}" -H "Authorization: Bearer $PDS_TOKEN"`;
   const typescript = `const base = process.env.PDS_URL ?? ${JSON.stringify(base)};
 
-/** The service's answer to a failed request: ${base}/docs#errors */
-interface ErrorResponse {
-  code: number;
-  documentation: string;
-  extra: { code: number; name: string; reason: string; developer_reason: string }[];
+/**
+ * A failed request's answer: an ErrorResponse (${base}/docs#errors), or, for a player or profiles lookup
+ * the upstream failed, the lookup's own shape ({success: false, cause, throttle}).
+ */
+interface Failure {
+  documentation?: string;
+  extra?: { code: number; name: string; reason: string; developer_reason: string }[];
+  cause?: string;
+  throttle?: boolean;
 }
 
 async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
   const reply = await fetch(\`\${base}\${path}\`, init);
   if (!reply.ok) {
-    const error = (await reply.json()) as ErrorResponse;
-    const [first] = error.extra;
-    throw new Error(\`\${error.code} \${first?.name}: \${first?.developer_reason} (see \${error.documentation})\`);
+    const failure = (await reply.json()) as Failure;
+    const [first] = failure.extra ?? [];
+    throw new Error(
+      first
+        ? \`\${reply.status} \${first.name}: \${first.developer_reason} (see \${failure.documentation})\`
+        : \`\${reply.status}: \${failure.cause}\${failure.throttle ? ' (throttled: retry after Retry-After)' : ''}\`,
+    );
   }
   return (await reply.json()) as T;
 }
@@ -198,7 +206,8 @@ console.log(player);`;
 <p>With the key of an approved application (above), a bot exchanges it for a token and calls the service with it.
 Discord IDs in answers are 64-bit integers: read them as text or big integers (see the 64-bit note in
 <a href="/openapi.json">the document</a>'s description). Every failure is an <a href="#errors">ErrorResponse</a>
-whose <code>documentation</code> links to the error's row below.</p>
+whose <code>documentation</code> links to the error's row below, except a player or profiles lookup that the upstream
+failed or found nothing for: that answers the lookup's own shape, <code>{success: false, cause, throttle}</code>.</p>
 <h3 id="first-call-curl">curl</h3>
 <pre><code>${escapeHtml(curl)}</code></pre>
 <h3 id="first-call-typescript">TypeScript (Node 20+, <code>fetch</code>)</h3>

@@ -73,6 +73,9 @@ describeEachBackend('health', (backend) => {
     const missing = await scrape();
     assert.equal(missing.statusCode, 401);
     assert.equal(missing.json().extra[0].name, 'TOKEN_MISSING');
+    // Not a developer's token: the answer names the deployment's setting, and sends no one to the portal.
+    assert.match(missing.json().extra[0].developer_reason, /METRICS_TOKEN/);
+    assert.doesNotMatch(missing.body, /portal/);
     assert.match(String(missing.headers['www-authenticate']), /^Bearer /);
     for (const wrong of [`Bearer ${metricsToken}x`, 'Bearer short', `Basic ${metricsToken}`]) {
       const refused = await scrape(wrong);

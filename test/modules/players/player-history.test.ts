@@ -207,8 +207,11 @@ describeEachBackend('player history', (backend) => {
       const never = await get(`/player/${FIXTURE_PLAYERS.builder.uuid}/${path}`);
       assert.equal(never.statusCode, 404, never.body);
       assert.equal(problemName(never), 'PLAYER_NOT_FOUND');
+      // A UUID was given: the reason speaks of the history, not of a username.
+      assert.equal(never.json().extra[0].reason, 'No history of this player is kept yet.');
       const unknown = await get(`/player/nobody_here/${path}`);
       assert.equal(unknown.statusCode, 404, unknown.body);
+      assert.equal(unknown.json().extra[0].reason, 'No Minecraft player has this username.');
     }
     await fetchAs(playerWith({ wins: 1 }));
     const base = `/player/${minikloon.uuid}/history`;

@@ -470,9 +470,11 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
 describeEachBackend('without Discord sign-in configured', (backend) => {
   it('every 401, the docs page and the explorer say where a token comes from: an operator, not a portal', async (t) => {
     const { app } = await buildTestApp(t, { backend });
-    const portal = await app.inject({ method: 'GET', url: '/portal/' });
-    assert.equal(portal.statusCode, 404);
-    assert.match(json(portal).extra[0].developer_reason, /the developer portal is off/);
+    for (const url of ['/portal/', '/portal', '/portal/portal.js', '/auth/discord/login']) {
+      const portal = await app.inject({ method: 'GET', url });
+      assert.equal(portal.statusCode, 404, url);
+      assert.match(json(portal).extra[0].developer_reason, /the developer portal is off/, url);
+    }
     const page = (await app.inject({ method: 'GET', url: '/docs' })).body;
     assert.match(page, /id="getting-a-token"/);
     assert.match(page, /the developer portal is off on this deployment/);
@@ -491,6 +493,7 @@ describeEachBackend('without Discord sign-in configured', (backend) => {
         String(authorization),
       );
       assert.doesNotMatch(json(reply).extra[0].developer_reason, /\/portal\//, 'no portal to point at');
+      assert.doesNotMatch(json(reply).extra[0].reason, /portal/, 'nor in the reason an end user reads');
     }
     const keyless = await app.inject({
       method: 'POST',

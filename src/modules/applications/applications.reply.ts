@@ -5,7 +5,7 @@ import type { ApplicationDetail, ApplicationRecord } from './applications.servic
 const time = (ms: number): string => new Date(ms).toISOString();
 const timeOrNull = (ms: number | null | undefined): string | null => (ms == null ? null : time(ms));
 
-/** An application as SPEC.md's DeveloperApplication. */
+/** An application as the interface's DeveloperApplication. */
 export function applicationWire(application: ApplicationRecord): ApplicationWire {
   return {
     id: application.id,

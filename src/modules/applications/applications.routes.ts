@@ -75,7 +75,7 @@ export const applicationsRoutes =
     app.post(
       BASE,
       {
-        // SPEC.md: a token whose owner ID cannot be read makes this a 400.
+        // The interface's rule: a token whose owner ID cannot be read makes this a 400.
         onRequest: app.requireGrant(undefined, { noOwnerStatus: 400, session: true }),
         config: { workCost: WorkCost.write },
         schema: {

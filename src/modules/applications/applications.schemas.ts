@@ -24,7 +24,7 @@ const State = (description: string) => Type.Enum([...APPLICATION_STATES], { desc
 const Time = (description: string) =>
   Type.String({ format: 'date-time', description, example: '2026-11-22T03:05:17.123Z' });
 
-/** Endpoint 1's request: SPEC.md's DeveloperApplication, of which the client gives name, description and grants. */
+/** Endpoint 1's request: the interface's DeveloperApplication, of which the client gives name, description and grants. */
 export const ApplicationRequestSchema = Type.Object(
   {
     name: Text({
@@ -80,7 +80,7 @@ export const ApplicationRequestSchema = Type.Object(
   },
 );
 
-/** SPEC.md's DeveloperApplication, as the service answers it. */
+/** The interface's DeveloperApplication, as the service answers it. */
 export const ApplicationSchema = Type.Object(
   {
     id: Type.String({

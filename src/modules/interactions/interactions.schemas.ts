@@ -11,7 +11,7 @@ const OPTIONS = {
   description: "The command's options as the bot received them: a free-form object.",
 };
 
-/** Endpoint 3's request: SPEC.md's InteractionLog. */
+/** Endpoint 3's request: the interface's InteractionLog. */
 export const InteractionLogRequestSchema = Type.Object(
   {
     interaction: Type.Object(

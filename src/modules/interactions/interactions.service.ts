@@ -13,7 +13,7 @@ import {
   type NewLogRow as NewLog,
 } from './interactions.repository.js';
 
-/** An interaction log as the bot sends it (SPEC.md's InteractionLog), IDs exact. */
+/** An interaction log as the bot sends it (the interface's InteractionLog), IDs exact. */
 export interface InteractionLog {
   readonly interaction: {
     readonly interaction_name: string;

@@ -81,7 +81,7 @@ async function admitted(gate: Gate, request: FastifyRequest, reply: FastifyReply
 export interface GuardOptions {
   /**
    * How a token that names no owner (`TOKEN_NO_OWNER`) is answered: 401 like any unacceptable token, unless
-   * the route says 400 (SPEC.md: creating an application "fails with status 400" when the owner ID cannot
+   * the route says 400 (the interface: creating an application "fails with status 400" when the owner ID cannot
    * be taken from the token).
    */
   readonly noOwnerStatus?: 400 | 401;

@@ -155,7 +155,7 @@ function toClaims(payload: JWTPayload): TokenClaims {
 
 /**
  * A token, signed by this service's key, whose subject is missing or not an owner ID: 401 like any token that
- * is not acceptable, except where a route says otherwise (SPEC.md's endpoint 1 answers it with 400).
+ * is not acceptable, except where a route says otherwise (the interface's endpoint 1, creating an application, answers it with 400).
  */
 const noOwner = (): AppError =>
   AppError.of(ErrorKinds.TOKEN_NO_OWNER, {

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 
-/** SPEC.md's TokenPair: what every route that hands out a token answers. */
+/** The interface's TokenPair: what every route that hands out a token answers. */
 export const TokenPairSchema = Type.Object(
   {
     token: Type.String({ description: 'A JWT access token: send it as `Authorization: Bearer <token>`.' }),

@@ -7,6 +7,7 @@ import { describeOrSkip } from '../helpers/backends.js';
 import { buildTestApp, deferClose, type LogCapture } from '../helpers/build-test-app.js';
 import { skipOn, skipWithoutPostgres, testDatabaseUrl } from '../helpers/environment.js';
 import { FIXTURE_PLAYERS, startFakeUpstream } from '../helpers/fake-upstream.js';
+import type { Reply } from '../helpers/replies.js';
 import { startTcpProxy, throughProxy } from '../helpers/tcp-proxy.js';
 import { createTestDatabase } from '../helpers/test-database.js';
 import { addWhoamiRoute, bearer, issueToken, revokeFromCommandLine } from '../helpers/tokens.js';
@@ -196,6 +197,35 @@ async function appBehindProxy(t: TestContext, redis: boolean) {
 const jtiOf = (token: string): string =>
   JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).jti;
 
+/**
+ * An instance cut off from the database after it has seen a token, and that token revoked by another
+ * instance that still reaches the database; `whoami` asks the cut-off one with the token.
+ */
+async function revokedWhileCutOff(t: TestContext, redis: boolean) {
+  const { app, config, logs, proxy, other } = await appBehindProxy(t, redis);
+  const second = await other();
+  const token = await issueToken(app, config);
+  const whoami = () => app.inject({ method: 'GET', url: '/test/whoami', headers: bearer(token) });
+  assert.equal((await whoami()).statusCode, 200);
+  proxy.cut();
+  await eventually(() => lostConnectionLogged(logs));
+  // With Redis the record is trusted through the outage (shown at length above): what ends it below is
+  // the revocation heard.
+  if (redis) assert.equal((await whoami()).statusCode, 200, 'kept through the outage');
+  assert.equal(await revokeFromCommandLine(second, jtiOf(token)), 1);
+  return { whoami, proxy };
+}
+
+/** Waits until `whoami` stops answering 200; what it answers then must be the database's 503. */
+async function untilNoLonger200(whoami: () => Promise<Reply>): Promise<void> {
+  await eventually(async () => {
+    const reply = await whoami();
+    if (reply.statusCode === 200) return false;
+    assertDatabaseUnavailable(reply);
+    return true;
+  });
+}
+
 describeOrSkip(
   'PostgreSQL unreachable, with Redis: cached reads keep answering',
   { skip: skipOn('postgres', 'redis') },
@@ -269,23 +299,10 @@ describeOrSkip(
     });
 
     it('hears through Redis a revocation another instance makes while this one cannot reach the database', async (t) => {
-      const { app, config, logs, proxy, other } = await appBehindProxy(t, true);
-      const second = await other();
-      const token = await issueToken(app, config);
-      const whoami = () => app.inject({ method: 'GET', url: '/test/whoami', headers: bearer(token) });
-      assert.equal((await whoami()).statusCode, 200);
-      proxy.cut();
-      await eventually(() => lostConnectionLogged(logs));
-      assert.equal((await whoami()).statusCode, 200, 'kept through the outage');
-      assert.equal(await revokeFromCommandLine(second, jtiOf(token)), 1);
+      const { whoami, proxy } = await revokedWhileCutOff(t, true);
       // Heard: the record is dropped, and the database that would tell what became of it cannot be read
-      // (a 503, never the 200 a kept record would give: this instance trusts its records through the outage).
-      await eventually(async () => {
-        const reply = await whoami();
-        if (reply.statusCode === 200) return false;
-        assertDatabaseUnavailable(reply);
-        return true;
-      });
+      // (a 503, never the 200 the kept record would give).
+      await untilNoLonger200(whoami);
       proxy.restore();
       await eventually(async () => (await whoami()).statusCode === 401);
     });
@@ -297,22 +314,10 @@ describeOrSkip(
   { skip: skipOn('postgres') },
   () => {
     it('stops answering with a kept record once the mark is unread for its window: another instance may have revoked it', async (t) => {
-      const { app, config, logs, proxy, other } = await appBehindProxy(t, false);
-      const second = await other();
-      const token = await issueToken(app, config);
-      const whoami = () => app.inject({ method: 'GET', url: '/test/whoami', headers: bearer(token) });
-      assert.equal((await whoami()).statusCode, 200);
-      proxy.cut();
-      await eventually(() => lostConnectionLogged(logs));
       // Revoked where this instance cannot see it, by an instance that still reaches the database: nothing
       // carries it here, so the kept record must stop answering once the mark's window (3 s) has passed.
-      assert.equal(await revokeFromCommandLine(second, jtiOf(token)), 1);
-      await eventually(async () => {
-        const reply = await whoami();
-        if (reply.statusCode === 200) return false;
-        assertDatabaseUnavailable(reply);
-        return true;
-      });
+      const { whoami, proxy } = await revokedWhileCutOff(t, false);
+      await untilNoLonger200(whoami);
       const until = Date.now() + 1000;
       while (Date.now() < until) assertDatabaseUnavailable(await whoami());
       proxy.restore();

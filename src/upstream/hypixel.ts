@@ -29,14 +29,18 @@ export function createHypixelClient(http: UpstreamClient, apiKey: string | undef
     ? { 'api-key': apiKey, accept: 'application/json' }
     : { accept: 'application/json' };
 
-  /** The answer's `field`, checked inside the request so that a wrong-shape 200 counts as a failure. */
-  function fetchField<T>(
+  /**
+   * The answer's `field`, checked inside the request so that a wrong-shape 200 counts as a failure. Without
+   * a key nothing is sent: Hypixel would refuse every call, and each would spend the upstream budget.
+   */
+  async function fetchField<T>(
     path: string,
     endpoint: string,
     owner: bigint | undefined,
     field: string,
     check: (value: unknown, serialize: (part: unknown) => string) => T,
   ): Promise<T> {
+    if (!apiKey) throw noKey();
     return http.get(path, { endpoint, headers, owner }, (response) => {
       refuseErrors(response);
       const { value, serialize } = parseUpstreamJson(NAME, response.body);
@@ -67,6 +71,13 @@ export function createHypixelClient(http: UpstreamClient, apiKey: string | undef
       ),
   };
 }
+
+/** Said to every lookup that would need Hypixel while the service has no key for it. */
+const noKey = () =>
+  new UpstreamFailure(
+    'unavailable',
+    'the service has no Hypixel API key (its operator has not set HYPIXEL_API_KEY); cached players are still served',
+  );
 
 const unexpectedShape = () => new UpstreamFailure('bad_gateway', `${NAME} answered in an unexpected shape`);
 

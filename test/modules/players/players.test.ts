@@ -263,6 +263,23 @@ describeEachBackend(
       }
     });
 
+    it('without HYPIXEL_API_KEY: a lookup that needs Hypixel answers 503 naming the setting, and sends nothing', async (t) => {
+      fake.reset();
+      // The fake upstream's address, without the key the test apps are given.
+      const { app, config } = await buildTestApp(t, {
+        backend,
+        env: { HYPIXEL_API_URL: fake.url, MOJANG_API_URL: fake.url },
+      });
+      const token = await issueToken(app, config);
+      for (const url of [`/player/${minikloon.uuid}`, `/gamemode/profiles/${minikloon.uuid}`]) {
+        const reply = await app.inject({ method: 'GET', url, headers: bearer(token) });
+        assert.equal(reply.statusCode, 503, `${url}: ${reply.body}`);
+        assert.equal(reply.json().success, false);
+        assert.match(reply.json().cause, /HYPIXEL_API_KEY/);
+      }
+      assert.equal(fake.callsTo('/v2/').length, 0, 'no call Hypixel would refuse');
+    });
+
     it('answers 503 when the upstream cannot be reached at all', async (t) => {
       const { get } = await setup(t, {
         HYPIXEL_API_URL: 'http://127.0.0.1:1',

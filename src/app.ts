@@ -115,7 +115,9 @@ async function registerAll(app: FastifyInstance, config: Config, shared: Infrast
   await app.register(workBudgetHeaders);
 
   if (!config.upstream.hypixelApiKey)
-    app.log.warn('HYPIXEL_API_KEY is not set: player and profile lookups that need Hypixel answer 503 until it is');
+    app.log.warn(
+      'HYPIXEL_API_KEY is not set: player and profile lookups that need Hypixel answer 503 until it is',
+    );
   const modules = await createModules(config, shared, wayIn);
   const gate: Gate = {
     authenticator: modules.authenticator,

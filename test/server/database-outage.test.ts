@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { describeOrSkip } from '../helpers/backends.js';
 import { buildTestApp, deferClose, type LogCapture } from '../helpers/build-test-app.js';
@@ -165,7 +166,7 @@ describeOrSkip('PostgreSQL connection loss', { skip: skipWithoutPostgres, concur
 });
 
 /** An instance on a fresh PostgreSQL database that it reaches through a proxy the test can cut. */
-async function appBehindProxy(t: TestContext, redis: boolean) {
+async function appBehindProxy(t: TestContext, redis: boolean, env: Record<string, string> = {}) {
   const upstream = await startFakeUpstream();
   deferClose(t, () => upstream.close());
   const target = new URL(String(testDatabaseUrl));
@@ -178,7 +179,7 @@ async function appBehindProxy(t: TestContext, redis: boolean) {
     redis,
     upstream,
     databaseUrl: throughProxy(database.url, proxy),
-    env: { CACHE_PLAYER_FRESH_SECONDS: '3600' },
+    env: { CACHE_PLAYER_FRESH_SECONDS: '3600', ...env },
   });
   addWhoamiRoute(test.app, 'player:read');
   await test.app.ready();
@@ -304,6 +305,25 @@ describeOrSkip(
       // (a 503, never the 200 the kept record would give).
       await untilNoLonger200(whoami);
       proxy.restore();
+      await eventually(async () => (await whoami()).statusCode === 401);
+    });
+
+    it('stops answering with a kept record while its own pool is exhausted: the busy database still takes revocations', async (t) => {
+      const { app, config, other } = await appBehindProxy(t, true, {
+        DATABASE_POOL_SIZE: '2',
+        DATABASE_POOL_CONNECT_TIMEOUT_MS: '500',
+      });
+      const second = await other();
+      const token = await issueToken(app, config);
+      const whoami = () => app.inject({ method: 'GET', url: '/test/whoami', headers: bearer(token) });
+      assert.equal((await whoami()).statusCode, 200);
+      // Every connection of the instance's pool held by a long statement: the database itself is up.
+      const held = Promise.all([1, 2].map(() => sql`select pg_sleep(6)`.execute(app.db)));
+      // Revoked where nothing publishes it (the command line without Redis): only the database knows, and
+      // this instance cannot read it now. Its kept record must not go on answering for it.
+      assert.equal(await revokeFromCommandLine(second, jtiOf(token), { withoutRedis: true }), 1);
+      await untilNoLonger200(whoami);
+      await held;
       await eventually(async () => (await whoami()).statusCode === 401);
     });
   },

@@ -3,7 +3,7 @@ import type { Authenticator, Principal } from '../../platform/auth/principal.js'
 import type { TokenClaims, TokenCodec } from '../../platform/auth/token-codec.js';
 import { type InvalidationFeed, watchingChangeMark } from '../../platform/cache/invalidation.js';
 import { createKeptRecords } from '../../platform/cache/kept-records.js';
-import { isDatabaseUnavailable } from '../../platform/db/availability.js';
+import { isDatabaseUnreachable } from '../../platform/db/availability.js';
 import { afterCommit, type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
 import { createTokensRepository, type NewToken, type TokenRecord } from './tokens.repository.js';
@@ -110,8 +110,10 @@ export function createTokensService({
     watchingChangeMark(revocations, () => repository.changeMark(), TOKEN_CHANGES_TRUSTED_FOR_MS, {
       // The database out of this instance's reach: the kept records (of tokens it has seen) keep serving
       // reads while Redis's feed is trusted, since a revocation any instance still makes reaches this one
-      // through it. Without Redis nothing would: the records then lapse as the mark's reads do.
-      isOutage: isDatabaseUnavailable,
+      // through it. Without Redis nothing would: the records then lapse as the mark's reads do. A database
+      // that is only busy (this instance's pool exhausted) is no outage: it takes writes, the command line's
+      // too, which may not publish.
+      isOutage: isDatabaseUnreachable,
     });
   const records = createKeptRecords({
     feed,

@@ -48,6 +48,23 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return error instanceof AggregateError && error.errors.some(isDatabaseUnavailable);
 }
 
+/** A database that is there but busy: every connection of the pool taken past its timeout, or too many. */
+const BUSY_CODES = new Set(['53300', 'SQLITE_BUSY', 'SQLITE_LOCKED']);
+const BUSY_MESSAGE = /^timeout exceeded when trying to connect/;
+
+/**
+ * Whether an error says the database cannot be reached from here at all (its server down or gone, a
+ * connection refused or cut), as opposed to one that is there but busy (the pool's connections all taken
+ * past its timeout, the server refusing more connections): a busy database still takes other clients'
+ * writes. Both are answered 503 (`isDatabaseUnavailable`); only this one may be waited out on what was kept.
+ */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  if (error instanceof AggregateError) return error.errors.some(isDatabaseUnreachable);
+  if (!(error instanceof Error) || !isDatabaseUnavailable(error)) return false;
+  const { code } = error as { code?: unknown };
+  return !(typeof code === 'string' && BUSY_CODES.has(code)) && !BUSY_MESSAGE.test(error.message);
+}
+
 /** How long the start waits between two tries of the database. */
 const RETRY_INTERVAL_MS = 1000;
 

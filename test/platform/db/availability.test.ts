@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createConnection } from 'node:net';
 import { describe, it } from 'node:test';
-import { isDatabaseUnavailable } from '../../../src/platform/db/availability.js';
+import { isDatabaseUnavailable, isDatabaseUnreachable } from '../../../src/platform/db/availability.js';
 
 /** An error as Node and the drivers make them: a message and the fields they set. */
 const errorWith = (message: string, fields: Record<string, unknown>) =>
@@ -29,5 +29,21 @@ describe('isDatabaseUnavailable', () => {
     assert.equal(isDatabaseUnavailable(errorWith('aborted', { code: 'ECONNRESET', statusCode: 400 })), false);
     assert.equal(isDatabaseUnavailable(new Error('boom')), false);
     assert.equal(isDatabaseUnavailable('ECONNREFUSED'), false);
+  });
+});
+
+describe('isDatabaseUnreachable', () => {
+  it('is true for a server that is not there or cut off, false for one that is only busy', async () => {
+    const socket = createConnection({ host: '127.0.0.1', port: 1 });
+    const [refused] = await once(socket, 'error').catch((error) => [error]);
+    assert.equal(isDatabaseUnreachable(refused), true, String(refused));
+    assert.equal(isDatabaseUnreachable(new AggregateError([refused], '')), true);
+    assert.equal(isDatabaseUnreachable(errorWith('terminating connection', { code: '57P01' })), true);
+    assert.equal(isDatabaseUnreachable(new Error('Connection terminated unexpectedly')), true);
+    // Busy: the server is there and takes other clients' writes.
+    assert.equal(isDatabaseUnreachable(new Error('timeout exceeded when trying to connect')), false);
+    assert.equal(isDatabaseUnreachable(errorWith('too many clients', { code: '53300' })), false);
+    assert.equal(isDatabaseUnreachable(errorWith('database is locked', { code: 'SQLITE_BUSY' })), false);
+    assert.equal(isDatabaseUnreachable(errorWith('syntax error', { code: '42601' })), false);
   });
 });

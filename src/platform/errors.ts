@@ -1,11 +1,35 @@
-import { type ErrorKind, ErrorKinds } from './error-catalogue.js';
+import { catalogue, type ErrorName } from './error-catalogue.js';
+import { fixes } from './error-fixes.js';
 
 /*
- * The errors the service throws, each of a kind from the catalogue (error-catalogue.ts); the error
- * handler (error-handler.ts) turns them into ErrorResponses.
+ * The errors the service throws, each of a kind from the catalogue (error-catalogue.ts, with how to fix
+ * each in error-fixes.ts); the error handler (error-handler.ts) turns them into ErrorResponses.
  */
 
-export { type ErrorKind, ErrorKinds, type ErrorName, errorCatalogue } from './error-catalogue.js';
+export type { ErrorName } from './error-catalogue.js';
+
+/** A kind of error: its catalogue entry and how to fix it. */
+export interface ErrorKind {
+  readonly name: ErrorName;
+  readonly code: number;
+  /** The HTTP status this kind of error answers with when it is the only problem. */
+  readonly status: number;
+  /** The default end-user explanation. */
+  readonly reason: string;
+  /** How a developer fixes it: what to change or do, in a sentence. */
+  readonly fix: string;
+}
+
+export const ErrorKinds = Object.freeze(
+  Object.fromEntries(
+    Object.entries(catalogue).map(([name, entry]) => [
+      name,
+      Object.freeze({ name, ...entry, fix: fixes[name as ErrorName] }),
+    ]),
+  ),
+) as { readonly [N in ErrorName]: ErrorKind & { readonly name: N } };
+
+export const errorCatalogue: readonly ErrorKind[] = Object.values(ErrorKinds);
 
 /** The HTTP statuses' short titles, used as an ErrorResponse's `cause` when no better one is given. */
 const statusTitles: Record<number, string> = {

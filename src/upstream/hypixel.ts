@@ -25,9 +25,7 @@ const NAME = 'hypixel';
 
 /** Hypixel's API v2 (`/v2/player`, `/v2/skyblock/profiles`), its key in the API-Key header. */
 export function createHypixelClient(http: UpstreamClient, apiKey: string | undefined): HypixelClient {
-  const headers: Record<string, string> = apiKey
-    ? { 'api-key': apiKey, accept: 'application/json' }
-    : { accept: 'application/json' };
+  const headers = { 'api-key': apiKey ?? '', accept: 'application/json' };
 
   /**
    * The answer's `field`, checked inside the request so that a wrong-shape 200 counts as a failure. Without

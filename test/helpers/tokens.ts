@@ -110,3 +110,7 @@ export async function revokeFromCommandLine(
   if (code !== 0 && code !== 1) throw new Error(`token revoke exited with ${code}`);
   return (JSON.parse(stdout) as { revoked: number }).revoked;
 }
+
+/** A token's id (`jti`), read from it. */
+export const jtiOf = (token: string): string =>
+  JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).jti;

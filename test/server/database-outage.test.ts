@@ -11,7 +11,7 @@ import { FIXTURE_PLAYERS, startFakeUpstream } from '../helpers/fake-upstream.js'
 import type { Reply } from '../helpers/replies.js';
 import { startTcpProxy, throughProxy } from '../helpers/tcp-proxy.js';
 import { createTestDatabase } from '../helpers/test-database.js';
-import { addWhoamiRoute, bearer, issueToken, revokeFromCommandLine } from '../helpers/tokens.js';
+import { addWhoamiRoute, bearer, issueToken, jtiOf, revokeFromCommandLine } from '../helpers/tokens.js';
 import { logText } from '../modules/interactions/interaction-logs.js';
 
 /** Polls `check` until it holds, every 20 ms for at most `withinMs` (a wide bound: it shows nothing hangs). */
@@ -193,10 +193,6 @@ async function appBehindProxy(t: TestContext, redis: boolean, env: Record<string
     });
   return { ...test, proxy, other };
 }
-
-/** A token's id (`jti`), read from it. */
-const jtiOf = (token: string): string =>
-  JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).jti;
 
 /**
  * An instance cut off from the database after it has seen a token, and that token revoked by another

@@ -7,7 +7,7 @@ import { type Backend, describeEachBackend } from '../../helpers/backends.js';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.js';
 import { testRedisUrl } from '../../helpers/environment.js';
 import { startTcpProxy, throughProxy } from '../../helpers/tcp-proxy.js';
-import { addWhoamiRoute, bearer, issueToken, revokeFromCommandLine } from '../../helpers/tokens.js';
+import { addWhoamiRoute, bearer, issueToken, jtiOf, revokeFromCommandLine } from '../../helpers/tokens.js';
 
 /** Two instances of the service on one database (and one Redis key space, when the backend has Redis). */
 async function twoInstances(t: TestContext, backend: Backend) {
@@ -42,10 +42,6 @@ async function instanceBehindRedisProxy(t: TestContext, backend: Backend) {
 
 const subscriptions = (test: TestApp) =>
   test.logs.lines.filter((line) => line.msg === 'invalidation feed subscribed').length;
-
-/** A token's id (`jti`), read from it. */
-const jtiOf = (token: string) =>
-  JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).jti;
 
 /** Waits for `condition`, checking every few ms, for at most `withinMs`; how long it took, or undefined. */
 async function within(withinMs: number, condition: () => Promise<boolean>): Promise<number | undefined> {

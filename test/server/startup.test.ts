@@ -246,6 +246,35 @@ describe('start-up failures', { concurrency: true }, () => {
     assert.ok(line.includes(`cannot open the SQLite database ${path}`), line);
   });
 
+  it('a database under a directory that refuses new entries (/proc): the same line, at once', {
+    skip: process.platform !== 'linux' && 'needs /proc',
+  }, async () => {
+    // Node's recursive mkdir never returns here (it spins at full CPU); creating one level at a time fails.
+    const path = '/proc/no-such-directory/service.sqlite';
+    const outcome = await startService({ DATABASE_URL: `sqlite:${path}` }).exited;
+    const line = assertOneLineFailure(outcome);
+    assert.ok(line.includes(`cannot open the SQLite database ${path}`), line);
+    assert.match(line, /ENOENT/);
+  });
+
+  it('a DATA_DIR that cannot be made, with no JWT_SECRET: one line naming the secret file and the way out', async (t) => {
+    const scratch = mkdtempSync(join(tmpdir(), 'startup-'));
+    t.after(() => rmSync(scratch, { recursive: true, force: true }));
+    const notADirectory = join(scratch, 'a-file');
+    writeFileSync(notADirectory, '');
+    for (const dataDir of [join(notADirectory, 'data'), '/proc/no-such-directory']) {
+      if (dataDir.startsWith('/proc') && process.platform !== 'linux') continue;
+      const outcome = await startService({
+        DATABASE_URL: `sqlite:${join(scratch, 'service.sqlite')}`,
+        DATA_DIR: dataDir,
+        JWT_SECRET: '',
+      }).exited;
+      const line = assertOneLineFailure(outcome);
+      assert.ok(line.includes(`cannot keep the JWT secret in ${join(dataDir, 'jwt-secret')}`), line);
+      assert.match(line, /make DATA_DIR a directory the service may write, or set JWT_SECRET/);
+    }
+  });
+
   it('a database that comes up within DATABASE_CONNECT_TIMEOUT_SECONDS: the service waits and starts', {
     skip: skipWithoutPostgres,
   }, async (t) => {

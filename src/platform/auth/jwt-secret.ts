@@ -1,6 +1,7 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { createPrivateDirectory } from '../private-directory.js';
 import { StartupError } from '../startup-error.js';
 
 const SECRET_FILE = 'jwt-secret';
@@ -19,9 +20,19 @@ const GROUP_OR_OTHERS = 0o077;
 export async function resolveJwtSecret(configured: string | undefined, dataDir: string): Promise<string> {
   if (configured) return configured;
   const path = resolve(join(dataDir, SECRET_FILE));
-  const existing = await readSecret(path);
-  if (existing) return existing;
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    return (await readSecret(path)) ?? (await generateSecret(path, dataDir));
+  } catch (error) {
+    if (error instanceof StartupError) throw error;
+    throw new StartupError(
+      `cannot keep the JWT secret in ${path}: ${(error as Error).message}; make DATA_DIR a directory the service may write, or set JWT_SECRET`,
+      { cause: error },
+    );
+  }
+}
+
+async function generateSecret(path: string, dataDir: string): Promise<string> {
+  createPrivateDirectory(dataDir);
   const secret = randomBytes(GENERATED_SECRET_BYTES).toString('base64url');
   try {
     await writeFile(path, `${secret}\n`, { mode: 0o600, flag: 'wx' });

@@ -1,10 +1,11 @@
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
+import { createPrivateDirectory } from '../private-directory.js';
 import { StartupError } from '../startup-error.js';
 
 /**
@@ -114,7 +115,7 @@ export function describeDatabase(settings: DatabaseSettings): string {
  * left as its owner set it.
  */
 function createPrivately(path: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  createPrivateDirectory(dirname(path));
   if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
 }
 

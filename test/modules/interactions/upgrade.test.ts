@@ -26,7 +26,11 @@ const S = '9223372036854775808';
 const S2 = '323456789012345678';
 const GONE_SERVER = '423456789012345678';
 
-/** A legacy log: its row, with the document as the service wrote it (IDs as integer digits). */
+/**
+ * A legacy log: its row, with the document as the service wrote it (IDs as integer digits). Its options,
+ * free-form, hold `\u0000` and a lone surrogate, escaped as the service writes them, which PostgreSQL's
+ * `jsonb` refuses, and an escaped backslash before "u0000", which is no such escape.
+ */
 function logRow(
   index: number,
   owner: string,
@@ -42,7 +46,7 @@ function logRow(
       : '';
   const document =
     `{"interaction":{"interaction_name":"stats","interaction_type":"APPLICATION_COMMAND",` +
-    `"options":{"big":"18446744073709551615","n":[1,{"deep":true}]}${serverId},"user_id":${user}}` +
+    `"options":{"big":"18446744073709551615","n":[1,{"deep":true}],"nul":"\\u0000","half":"\\udbff","not_nul":"\\\\u0000"}${serverId},"user_id":${user}}` +
     `${serverObject},"user":{"user_id":${user},"username":${username}}}`;
   return {
     id: `00000000-0000-7000-8000-${String(index).padStart(12, '0')}`,
@@ -63,7 +67,8 @@ const LOGS = [
   // The same time as the one before: the later id is the later log.
   logRow(4, O2, 1500, U, '"theirs"', { id: S, name: 'Tie Guild', object: true }),
   logRow(5, O2, 1600, U, '"theirs_later"', { id: S2, object: true }),
-  logRow(6, O1, 1800, U2, '"second"'),
+  // A backslash before "u0000" in a name: no escape of U+0000, kept as it is.
+  logRow(6, O1, 1800, U2, '"sec\\\\u0000ond"'),
 ];
 
 describeEachBackend('interaction users and servers, upgraded in place to one per owner', (backend) => {
@@ -168,7 +173,7 @@ describeEachBackend('interaction users and servers, upgraded in place to one per
   const fromLogs = {
     users: [
       [O1, U, 'néw', 1000, 2000],
-      [O1, U2, 'second', 1800, 1800],
+      [O1, U2, 'sec\\u0000ond', 1800, 1800],
       [O2, U, 'theirs_later', 1500, 1600],
     ],
     servers: [

@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, SqliteAdapter, sql } from 'kysely';
+import { type Kysely, type Migration, type RawBuilder, SqliteAdapter, sql } from 'kysely';
 
 /**
  * The owners who may have written rows that do not say who wrote them: every owner ever issued a token
@@ -12,6 +12,20 @@ const ownersEverGranted = (grant: string) => {
     union
     select cast('0' as text) as owner where not exists (${holders})`;
 };
+
+/**
+ * A stored document as PostgreSQL's `jsonb`, which refuses two escapes the service writes where a client's
+ * free-form `options` hold them: `\u0000` and a lone surrogate (`\ud800`). Names never hold either (they are
+ * Text, which refuses control characters and lone surrogates; the writer writes every other character
+ * beyond ASCII as it is, so a surrogate's escape is always a lone one), so each such escape becomes
+ * `\ufffd` before the cast. An escaped backslash (`\\`) is set aside
+ * first, so that `\\u0000` (a backslash, then "u0000") is left as it is: every backslash left begins an
+ * escape. Raw control characters are never in JSON text, so `chr(1)` marks the set-aside pairs.
+ */
+const readableByPostgres = (document: RawBuilder<unknown>) => sql`(replace(
+    regexp_replace(replace(${document}, ${'\\\\'}, chr(1)), ${'\\\\u(0000|[dD][89abAB][0-9a-fA-F]{2})'}, ${'\\\\ufffd'}, 'g'),
+    chr(1), ${'\\\\'}
+  )::jsonb)`;
 
 /**
  * Interaction users and servers become the logging owner's: one row per (owner, id), so that one owner
@@ -39,10 +53,10 @@ export const interactionOwners: Migration = {
     // The documents are the service's own JSON, with `user.username` and, when given, `server.server_name`.
     const username = sqlite
       ? sql`json_extract(latest.document, '$.user.username')`
-      : sql`(latest.document::jsonb) #>> '{user,username}'`;
+      : sql`${readableByPostgres(sql`latest.document`)} #>> '{user,username}'`;
     const serverName = sqlite
       ? sql`json_extract(latest.document, '$.server.server_name')`
-      : sql`(latest.document::jsonb) #>> '{server,server_name}'`;
+      : sql`${readableByPostgres(sql`latest.document`)} #>> '{server,server_name}'`;
     const loggers = ownersEverGranted('messenger:log');
 
     await db.schema

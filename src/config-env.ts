@@ -87,6 +87,11 @@ export const EnvSchema = Type.Object({
   UPSTREAM_BREAKER_FAILURES: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
   UPSTREAM_BREAKER_COOLDOWN_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
   UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1000, default: 32 }),
+  UPSTREAM_MAX_BODY_BYTES: Type.Integer({
+    minimum: 1024,
+    maximum: 256 * 1024 * 1024,
+    default: 16 * 1024 * 1024,
+  }),
   UPSTREAM_OWNER_SHARE_PERCENT: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
   CACHE_PLAYER_FRESH_SECONDS: Type.Integer({ minimum: 0, default: 60 }),
   CACHE_PROFILES_FRESH_SECONDS: Type.Integer({ minimum: 0, default: 120 }),

@@ -246,6 +246,7 @@ function toConfig(env: Env): Config {
       breakerFailures: env.UPSTREAM_BREAKER_FAILURES,
       breakerCooldownMs: env.UPSTREAM_BREAKER_COOLDOWN_MS,
       connections: env.UPSTREAM_CONNECTIONS,
+      maxBodyBytes: env.UPSTREAM_MAX_BODY_BYTES,
       ownerSharePercent: env.UPSTREAM_OWNER_SHARE_PERCENT,
     },
     cache: {

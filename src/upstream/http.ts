@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errors, Pool } from 'undici';
+import { type Dispatcher, errors, Pool } from 'undici';
 import type { Logger } from '../platform/logger.js';
 import type { RateBudget } from './budget.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
@@ -26,6 +26,8 @@ export interface UpstreamClientOptions {
   readonly retries: number;
   readonly retryBaseMs: number;
   readonly connections: number;
+  /** The most bytes an answer's body may have: a longer one is refused as it arrives (`bad_response`). */
+  readonly maxBodyBytes: number;
   readonly breaker: CircuitBreaker;
   readonly budget: RateBudget;
   /** Each owner's share of the key, charged once per request made for an owner. */
@@ -85,6 +87,42 @@ function outcomeOf(status: number, refused: unknown): UpstreamOutcome {
   if (status === 404) return 'not_found';
   if (status >= 400) return 'client_error';
   return refused ? 'bad_response' : 'ok';
+}
+
+/** As undici's `text()` decodes: UTF-8, a byte-order mark dropped, what is not UTF-8 replaced. */
+const utf8 = new TextDecoder();
+
+/** An answer's body longer than the client takes. */
+class BodyTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`the answer's body is longer than ${maxBytes} bytes`);
+  }
+}
+
+/**
+ * The body as UTF-8 text, refused (`BodyTooLarge`, the rest left unread and the connection dropped) once it
+ * says or shows it is longer than `maxBytes`: an upstream answering without end cannot fill the memory,
+ * nor hold the event loop parsing it.
+ */
+async function textWithin(
+  { body, headers }: Pick<Dispatcher.ResponseData, 'body' | 'headers'>,
+  maxBytes: number,
+): Promise<string> {
+  const declared = Number([headers['content-length']].flat()[0] ?? Number.NaN);
+  const chunks: Buffer[] = [];
+  let length = 0;
+  try {
+    if (declared > maxBytes) throw new BodyTooLarge(maxBytes);
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      length += chunk.length;
+      if (length > maxBytes) throw new BodyTooLarge(maxBytes);
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    body.destroy();
+    throw error;
+  }
+  return utf8.decode(Buffer.concat(chunks, length));
 }
 
 /** The least time left worth starting another attempt with (within a request's deadline). */
@@ -150,9 +188,18 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         headers,
         signal: AbortSignal.timeout(timeoutMs),
       });
-      response = { status: answer.statusCode, headers: answer.headers, body: await answer.body.text() };
+      response = {
+        status: answer.statusCode,
+        headers: answer.headers,
+        body: await textWithin(answer, options.maxBodyBytes),
+      };
     } catch (error) {
       await budget.settle(grant.ticket, {});
+      if (error instanceof BodyTooLarge) {
+        met('bad_response');
+        metrics.called(name, endpoint, 'bad_response', seconds());
+        throw new UpstreamFailure('bad_gateway', `${name} answered with more than ${error.maxBytes} bytes`);
+      }
       const timedOut = isTimeout(error);
       met(timedOut ? 'timeout' : 'network_error');
       metrics.called(name, endpoint, timedOut ? 'timeout' : 'network_error', seconds());

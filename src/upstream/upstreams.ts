@@ -31,6 +31,8 @@ export interface UpstreamSettings {
   readonly breakerCooldownMs: number;
   /** Kept-alive connections per upstream origin. */
   readonly connections: number;
+  /** The most bytes an answer's body may have; a longer one is a failure of the upstream (502). */
+  readonly maxBodyBytes: number;
   /** The share of the key's budget one owner may spend per window, in percent. */
   readonly ownerSharePercent: number;
 }
@@ -119,6 +121,7 @@ export function createUpstreams(
       retries: config.retries,
       retryBaseMs: config.retryBaseMs,
       connections: config.connections,
+      maxBodyBytes: config.maxBodyBytes,
       breaker: breaker(name),
       budget: rateBudget,
       quota,

@@ -32,7 +32,11 @@ export interface Misbehaviour {
   /** Answer only the next this many calls with a 502 page, then behave. */
   failNext?: number;
   /** Answer every call with exactly this (a wrong shape, an old server's 204...). */
-  answerWith?: { status: number; body: string };
+  /**
+   * Answer every call with this, its length declared (`Content-Length`) when `declareLength` is set, else
+   * sent chunked (a length known only once it has all arrived).
+   */
+  answerWith?: { status: number; body: string; declareLength?: boolean };
 }
 
 export interface UpstreamCall {
@@ -211,8 +215,12 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         return response.end(CLOUDFLARE_PAGE(mode.failWith));
       }
       if (mode.answerWith) {
-        response.writeHead(mode.answerWith.status, { 'content-type': 'application/json' });
-        return response.end(mode.answerWith.body);
+        const { status, body, declareLength } = mode.answerWith;
+        response.writeHead(status, {
+          'content-type': 'application/json',
+          ...(declareLength ? { 'content-length': Buffer.byteLength(body) } : {}),
+        });
+        return response.end(body);
       }
       if (mode.garbage) {
         response.writeHead(200, { 'content-type': 'text/html' });

@@ -70,6 +70,53 @@ describe('upstream accounting: the circuit breaker, outcomes and logs', () => {
     assert.equal(linesWith(logs, 'upstream circuit closed: calls resumed').length, 1);
   });
 
+  it('refuses an answer longer than UPSTREAM_MAX_BODY_BYTES, declared or not, and one nested too deeply to write: 502, each a bad_response', async (t) => {
+    const { app, get } = await setup(t, { UPSTREAM_RETRIES: '0', UPSTREAM_MAX_BODY_BYTES: '65536' });
+    const player = (inner: string) => `{"success":true,"player":{"uuid":"${cold(1)}","x":${inner}}}`;
+    const long = player(JSON.stringify('x'.repeat(70_000)));
+    const failures = [];
+    for (const declareLength of [true, false]) {
+      fake.misbehave({ answerWith: { status: 200, body: long, declareLength } });
+      failures.push(await get(`/player/${cold(declareLength ? 1 : 2)}`));
+    }
+    // Parsing such a value is fine; writing it back out recursed once per level and overflowed the stack.
+    const depth = 20_000;
+    fake.misbehave({ answerWith: { status: 200, body: player(`${'['.repeat(depth)}${']'.repeat(depth)}`) } });
+    failures.push(await get(`/player/${cold(3)}`));
+    assert.deepEqual(
+      failures.map((reply) => [reply.statusCode, reply.json()]),
+      [
+        ...[1, 2].map(() => [
+          502,
+          {
+            success: false,
+            cause: 'hypixel answered with more than 65536 bytes',
+            throttle: false,
+            player: null,
+          },
+        ]),
+        [
+          502,
+          {
+            success: false,
+            cause: 'hypixel answered with JSON nested too deeply to serve',
+            throttle: false,
+            player: null,
+          },
+        ],
+      ],
+    );
+    assert.match(
+      (await app.inject({ method: 'GET', url: '/metrics' })).body,
+      /upstream_requests_total\{upstream="hypixel",endpoint="player",outcome="bad_response"\} 3/,
+    );
+    // The same answer within the bound is served.
+    fake.misbehave({ answerWith: { status: 200, body: player('[[1]]'), declareLength: true } });
+    const served = await get(`/player/${cold(4)}`);
+    assert.equal(served.statusCode, 200, served.body);
+    assert.deepEqual(served.json().player.x, [[1]]);
+  });
+
   it('logs the key budget running out once, not per refused request', async (t) => {
     const small = await startFakeUpstream({ rateLimit: 2, rateLimitWindowSeconds: 60 });
     t.after(() => small.close());

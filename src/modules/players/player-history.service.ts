@@ -32,7 +32,7 @@ import {
   monthStart,
   nextMonthStart,
 } from './player-history.repository.js';
-import { numberAt, numericChanges, type Session } from './player-sessions.service.js';
+import { numericChanges, type Session, timeAt } from './player-sessions.service.js';
 
 /*
  * A player's history: a snapshot per fetch that found the player changed, kept compactly. A snapshot is
@@ -204,7 +204,7 @@ export function createPlayerHistoryService({
       let snapshotsRead = 0;
       const meter: ReadMeter = { fullCopyBytes: 0 };
       const loginOf = (document: { base: unknown; changes: ParsedChanges }) =>
-        numberAt(document, ['lastLogin']);
+        timeAt(document, ['lastLogin']);
 
       const close = async (session: { login: number; rows: HistoryRow[] }) => {
         const newest = session.rows[0] as HistoryRow;
@@ -212,7 +212,7 @@ export function createPlayerHistoryService({
         // What the player was before logging in: the snapshot before the session's first, when kept.
         const [previous] = await repository.rows(uuid, [oldest.seq - 1]);
         const [first, last] = await documentsOf(repository, uuid, [previous ?? oldest, newest], meter);
-        const logout = last ? numberAt(last, ['lastLogout']) : undefined;
+        const logout = last ? timeAt(last, ['lastLogout']) : undefined;
         sessions.push({
           start: session.login,
           end: logout !== undefined && logout >= session.login ? logout : undefined,

@@ -30,6 +30,19 @@ export function numberAt(document: StoredDocument, path: PointerPath): number | 
   return typeof value === 'number' ? value : undefined;
 }
 
+/** The last millisecond of the year 9999: the latest time RFC 3339's four-digit year can write. */
+const LATEST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * The time (epoch milliseconds) at `path`, if it is a number between 1970 and the end of the year 9999:
+ * a session's start or end must be written as an RFC 3339 time, and the upstream's data is not checked
+ * (a `lastLogin` of 1e300 is a number). Any other value is no time: no session starts or ends with it.
+ */
+export function timeAt(document: StoredDocument, path: PointerPath): number | undefined {
+  const value = numberAt(document, path);
+  return value !== undefined && value >= 0 && value <= LATEST_TIME ? value : undefined;
+}
+
 /** The numeric values that differ from `before` to `after` (new ones from 0), by pointer. */
 export function numericChanges(before: StoredDocument, after: StoredDocument): Map<string, number> {
   const moved = new Map<string, number>();

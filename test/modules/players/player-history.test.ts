@@ -201,6 +201,30 @@ describeEachBackend('player history', (backend) => {
     assert.deepEqual(reply.json().sessions, []);
   });
 
+  it('takes no session time the answer cannot write: a login or logout before 1970 or past the year 9999', async (t) => {
+    const { fetchAs, get } = await setup(t);
+    const day = Date.UTC(2026, 10, 1);
+    const latest = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+    // The upstream's data is not checked: each of these is a number Hypixel could send.
+    for (const [index, login, logout] of [
+      [1, 1e300, day],
+      [2, 8.64e15, 8.640000000000001e15],
+      [3, latest + 1, latest],
+      [4, -1, day],
+      [5, latest, latest + 1],
+      [6, day, -Number.MAX_VALUE],
+    ] as const)
+      await fetchAs(playerWith({ wins: index, login, logout }));
+    const reply = await get(`/player/${minikloon.uuid}/sessions`);
+    assert.equal(reply.statusCode, 200, reply.body);
+    // Two sessions are left, each with no end (its logout is no time), each a game won since the snapshot before.
+    const won = { '/stats/Bedwars/wins_bedwars': 1 };
+    assert.deepEqual(reply.json().sessions, [
+      { start: new Date(day).toISOString(), end: null, changes: won },
+      { start: '9999-12-31T23:59:59.999Z', end: null, changes: won },
+    ]);
+  });
+
   it('answers 404 for a player with no snapshot and for an unknown username, 400 for bad queries', async (t) => {
     const { get, fetchAs } = await setup(t);
     for (const path of ['history?fields=/a', 'sessions']) {

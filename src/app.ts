@@ -47,13 +47,16 @@ export interface AppOptions {
 export async function buildApp({ config, logStream }: AppOptions): Promise<FastifyInstance> {
   const { publicUrl } = config.server;
   const destination = logStream ? undefined : logDestination();
+  const serverOptions = timeoutOptions(config.server.timeouts);
   const app = Fastify({
     logger: loggerOptions(config.logLevel, logStream ?? destination),
     genReqId: requestIdOf,
     requestIdHeader: false,
     logController: new RequestLogController(),
     bodyLimit: config.server.bodyLimitBytes,
-    ...timeoutOptions(config.server.timeouts),
+    ...serverOptions,
+    // A request without Host reaches requestContext, which answers it with an ErrorResponse.
+    http: { ...serverOptions.http, requireHostHeader: false },
     trustProxy: config.server.trustProxy,
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers } },
     return503OnClosing: false, // requestContext answers those with an ErrorResponse

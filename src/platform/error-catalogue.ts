@@ -35,6 +35,11 @@ export const catalogue = {
     status: 429,
     reason: 'You have as many requests in progress as allowed; wait for one to finish.',
   },
+  EXPECTATION_FAILED: {
+    code: 10015,
+    status: 417,
+    reason: 'The request expects something the service does not do (Expect: only 100-continue is taken).',
+  },
   TOKEN_MISSING: {
     code: 11001,
     status: 401,

@@ -29,6 +29,7 @@ export const fixes: { readonly [N in ErrorName]: string } = {
     'Wait `Retry-After` seconds; cache answers, batch reads, and watch `RateLimit` (or `GET /auth/me`).',
   TOO_MANY_IN_FLIGHT:
     'Send fewer requests at once: await answers before sending more (a small queue or pool).',
+  EXPECTATION_FAILED: 'Leave out the `Expect` header, or send `Expect: 100-continue` (the only one taken).',
   TOKEN_MISSING: 'Send `Authorization: Bearer <token>`; get a token as /docs#getting-a-token says.',
   TOKEN_INVALID:
     'Send the token exactly as `POST /auth/token` gave it, after `Bearer ` (a token of this service, not a key).',

@@ -173,6 +173,16 @@ export const errorHandling = fp<ErrorHandlingOptions>(async (app: FastifyInstanc
 
   // CONNECT never reaches Fastify: Node hands the connection over as a tunnel, and without a listener closes
   // it unanswered. It gets the not-found answer, written raw, and the connection is closed.
+  // An `Expect` other than 100-continue: Node answers it by itself (a bare 417, and the body that follows
+  // read as the next request) unless the server listens for it.
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const appError = AppError.of(ErrorKinds.EXPECTATION_FAILED, {
+      developerReason: 'the only Expect taken is 100-continue; leave the header out',
+    });
+    app.log.info({ method: request.method, status: appError.status }, 'expectation refused');
+    const { headers, body } = closingErrorAnswer(appError, publicUrl);
+    response.writeHead(appError.status, headers).end(body);
+  });
   app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
     socket.on('error', () => undefined);
     const appError = noRoute(request.method ?? 'CONNECT', request.url ?? '');
@@ -187,15 +197,28 @@ export const errorHandling = fp<ErrorHandlingOptions>(async (app: FastifyInstanc
  * parse, a CONNECT), with the headers every error answer has, and says the connection closes.
  */
 function writeRawError(socket: Socket, appError: AppError, publicUrl: string | undefined): void {
-  const body = JSON.stringify(toErrorResponse(appError, docsUrl(publicUrl)));
-  const extra = Object.entries(appError.headers)
+  const { headers, body } = closingErrorAnswer(appError, publicUrl);
+  const head = Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
-  socket.write(
-    `HTTP/1.1 ${appError.status} ${appError.summary}\r\nConnection: close\r\n` +
-      `Content-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n${extra}` +
-      `API-Version: ${API_VERSION}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
+  socket.write(`HTTP/1.1 ${appError.status} ${appError.summary}\r\n${head}\r\n${body}`);
+}
+
+/**
+ * An ErrorResponse answered outside Fastify's request cycle, with the headers every error answer has, and
+ * `Connection: close`: what follows on the connection is not read as another request.
+ */
+function closingErrorAnswer(appError: AppError, publicUrl: string | undefined) {
+  const body = JSON.stringify(toErrorResponse(appError, docsUrl(publicUrl)));
+  const headers: Record<string, string> = {
+    Connection: 'close',
+    'Content-Type': 'application/json; charset=utf-8',
+    'Cache-Control': 'no-store',
+    ...appError.headers,
+    'API-Version': API_VERSION,
+    'Content-Length': String(Buffer.byteLength(body)),
+  };
+  return { headers, body };
 }
 
 /**

@@ -48,6 +48,7 @@ const ERROR_MEANINGS: Readonly<Record<number, string>> = {
   404: 'There is no such resource.',
   409: 'The request conflicts with the state of the resource.',
   413: 'The request body is larger than the limit.',
+  414: 'A segment of the path is longer than any value the endpoint takes there (over 100 characters).',
   415: 'The request body is not `application/json`.',
   429:
     'Too many requests: the owner\'s budget of the service\'s work is used up (RateLimit policy "work"), or this ' +

@@ -35,6 +35,13 @@ export const requestContext = fp(async (app: FastifyInstance) => {
 
   app.addHook('onRequest', async (request, reply) => {
     stampHeaders(reply, request.id);
+    // Node would answer this itself, a bare 400 (the server is told not to: `requireHostHeader`).
+    const { httpVersionMajor, httpVersionMinor } = request.raw;
+    if (request.headers.host === undefined && httpVersionMajor === 1 && httpVersionMinor === 1) {
+      throw AppError.of(ErrorKinds.BAD_REQUEST, {
+        developerReason: 'an HTTP/1.1 request must name its Host (RFC 9112, section 3.2)',
+      });
+    }
     if (closing) {
       throw AppError.of(ErrorKinds.SHUTTING_DOWN, {
         developerReason: 'this instance is shutting down; retry, and the request will reach another',

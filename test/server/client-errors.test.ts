@@ -63,14 +63,15 @@ async function openRaw(port: number): Promise<RawClient> {
 }
 
 /** The raw ErrorResponse the client error handler writes, and nothing after it. */
-function assertRawError(answer: string, status: number) {
+function assertRawError(answer: string, status: number, name = 'BAD_REQUEST') {
   const [head = '', body = ''] = answer.split('\r\n\r\n');
   assert.match(head, new RegExp(`^HTTP/1\\.1 ${status} `));
   assert.match(head, /\r\nconnection: close/i);
   assert.match(head, /\r\ncache-control: no-store/i);
+  assert.match(head, /\r\napi-version: 4\.0/i);
   const error = JSON.parse(body);
   assert.equal(error.code, status);
-  assert.equal(error.extra[0].name, 'BAD_REQUEST');
+  assert.equal(error.extra[0].name, name);
 }
 
 const GARBAGE = 'NOT HTTP AT ALL\r\n\r\n';
@@ -106,6 +107,35 @@ describe('requests Node cannot parse (the clientError handler)', () => {
     const client = await openRaw(port);
     client.socket.write(`GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     assertRawError(await client.closed(), 431);
+  });
+
+  it('answers an Expect it does not take with a 417 ErrorResponse and closes: the body after it is no request', async () => {
+    const smuggled = 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n';
+    const client = await openRaw(port);
+    client.socket.write(
+      `POST /health HTTP/1.1\r\nHost: localhost\r\nExpect: bogus\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}`,
+    );
+    const written = await client.closed();
+    assertRawError(written, 417, 'EXPECTATION_FAILED');
+    assert.equal(written.match(/HTTP\/1\.1 /g)?.length, 1, written);
+  });
+
+  it('answers an HTTP/1.1 request without Host with a 400 ErrorResponse; HTTP/1.0 needs none', async () => {
+    const client = await openRaw(port);
+    client.socket.write('GET /health HTTP/1.1\r\n\r\n');
+    await client.receives('}');
+    const [head = '', body = ''] = client.received().split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 400 /);
+    assert.match(head, /\r\napi-version: 4\.0/i);
+    assert.match(head, /\r\nx-request-id: /i);
+    assert.equal(
+      JSON.parse(body).extra[0].developer_reason,
+      'an HTTP/1.1 request must name its Host (RFC 9112, section 3.2)',
+    );
+    client.socket.destroy();
+    const old = await openRaw(port);
+    old.socket.write('GET /health HTTP/1.0\r\n\r\n');
+    assert.match(await old.closed(), /^HTTP\/1\.1 200 [^]*\{"status":"ok"\}$/);
   });
 
   it('answers garbage sent after a whole answer on a kept-alive connection', async () => {

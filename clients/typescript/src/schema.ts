@@ -598,6 +598,7 @@ export interface components {
          *     | 10012 | URI_TOO_LONG | 414 | The request path is too long. | Shorten the path and query; send long lists in a body (`POST /players`). |
          *     | 10013 | WORK_BUDGET_EXHAUSTED | 429 | You have used your share of the service's work for now; try again after Retry-After. | Wait `Retry-After` seconds; cache answers, batch reads, and watch `RateLimit` (or `GET /auth/me`). |
          *     | 10014 | TOO_MANY_IN_FLIGHT | 429 | You have as many requests in progress as allowed; wait for one to finish. | Send fewer requests at once: await answers before sending more (a small queue or pool). |
+         *     | 10015 | EXPECTATION_FAILED | 417 | The request expects something the service does not do (Expect: only 100-continue is taken). | Leave out the `Expect` header, or send `Expect: 100-continue` (the only one taken). |
          *     | 11001 | TOKEN_MISSING | 401 | This endpoint needs an access token: /docs#getting-a-token says where one comes from. | Send `Authorization: Bearer <token>`; get a token as /docs#getting-a-token says. |
          *     | 11002 | TOKEN_INVALID | 401 | The access token is not valid. | Send the token exactly as `POST /auth/token` gave it, after `Bearer ` (a token of this service, not a key). |
          *     | 11003 | TOKEN_EXPIRED | 401 | The access token has expired. | Get a new token: exchange your key at `POST /auth/token` again, or refresh at `POST /auth/refresh`. |
@@ -996,6 +997,19 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The request is not valid: each `extra` entry names one faulty field or problem. */
+            400: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is larger than the limit. */
             413: {
                 headers: {
@@ -1093,6 +1107,19 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The request is not valid: each `extra` entry names one faulty field or problem. */
+            400: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is larger than the limit. */
             413: {
                 headers: {
@@ -1176,6 +1203,23 @@ export interface operations {
                         /** @enum {string} */
                         status: "ok";
                     };
+                };
+            };
+            /** @description The request is not valid: each `extra` entry names one faulty field or problem. */
+            400: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description The request body is larger than the limit. */
@@ -1283,6 +1327,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request is not valid: each `extra` entry names one faulty field or problem. */
+            400: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is larger than the limit. */
             413: {
                 headers: {
@@ -1379,6 +1440,23 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            /** @description The request is not valid: each `extra` entry names one faulty field or problem. */
+            400: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description The request body is larger than the limit. */
@@ -1749,6 +1827,27 @@ export interface operations {
                             reset_seconds: number;
                         } | null;
                     };
+                };
+            };
+            /** @description The request is not valid: each `extra` entry names one faulty field or problem. */
+            400: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description No access token, or one that is not valid (expired, revoked, not this endpoint's). */
@@ -2646,6 +2745,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is not `application/json`. */
             415: {
                 headers: {
@@ -2963,6 +3083,27 @@ export interface operations {
             };
             /** @description The request body is larger than the limit. */
             413: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3318,6 +3459,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is not `application/json`. */
             415: {
                 headers: {
@@ -3635,6 +3797,27 @@ export interface operations {
             };
             /** @description The request body is larger than the limit. */
             413: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3990,6 +4173,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is not `application/json`. */
             415: {
                 headers: {
@@ -4254,6 +4458,27 @@ export interface operations {
             };
             /** @description The request body is larger than the limit. */
             413: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4556,6 +4781,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is not `application/json`. */
             415: {
                 headers: {
@@ -4810,6 +5056,27 @@ export interface operations {
             };
             /** @description The request body is larger than the limit. */
             413: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5865,6 +6132,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is not `application/json`. */
             415: {
                 headers: {
@@ -6379,6 +6663,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is not `application/json`. */
             415: {
                 headers: {
@@ -6677,6 +6982,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is not `application/json`. */
             415: {
                 headers: {
@@ -6939,6 +7265,23 @@ export interface operations {
             };
             /** @description The request body is larger than the limit. */
             413: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7267,6 +7610,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is not `application/json`. */
             415: {
                 headers: {
@@ -7502,6 +7866,27 @@ export interface operations {
             };
             /** @description The request body is larger than the limit. */
             413: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7805,6 +8190,27 @@ export interface operations {
             };
             /** @description The request body is larger than the limit. */
             413: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8128,6 +8534,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is not `application/json`. */
             415: {
                 headers: {
@@ -8371,6 +8798,27 @@ export interface operations {
             };
             /** @description The request body is larger than the limit. */
             413: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8637,6 +9085,23 @@ export interface operations {
             };
             /** @description The request body is larger than the limit. */
             413: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8924,6 +9389,27 @@ export interface operations {
             };
             /** @description The request body is larger than the limit. */
             413: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Accept-Encoding, on an answer compressed (`Content-Encoding`). */
+                    Vary?: string;
+                    /** @description `br` or `gzip` when the request accepts it (`Accept-Encoding`) and the body is 1 KiB or more; absent otherwise. */
+                    "Content-Encoding"?: "br" | "gzip";
+                    /** @description Errors and failures are never kept by a cache. */
+                    "Cache-Control": "no-store";
+                    /** @description The limits this answer counted against (IETF draft-ietf-httpapi-ratelimit-headers), one item each: `"work";q=<units>;w=<seconds>` the owner's budget of the service's work, `"upstream";q=<lookups>;w=<seconds>` the owner's share of the upstream key (player and profile lookups, once the key's limit is known), `"address";q=<requests>;w=<seconds>` the client address's limit on routes that issue tokens. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the caller stands in each policy of RateLimit-Policy, in the same order: `r` units left, `t` seconds until the quota is whole again. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A segment of the path is longer than any value the endpoint takes there (over 100 characters). */
+            414: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -77,7 +77,7 @@ const FIXED_BODY_HEADERS = { ...ETAG_HEADERS, ...COMPRESSED_HEADERS };
  * Everything is served from the package: offline. Register before the routes so that it sees them.
  *
  * Every operation states its `security` (`[]` when public). Every response carries the platform's headers
- * (API-Version, X-Request-Id); every route that documents its answers can also answer 413, 415, 500, 503.
+ * (API-Version, X-Request-Id); every route that documents its answers can also answer 400, 413, 415, 500, 503 (and 414 with a path parameter).
  */
 export const httpDocs = fp(async (app: FastifyInstance, docs: HttpDocsOptions) => {
   const {

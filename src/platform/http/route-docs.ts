@@ -13,22 +13,28 @@ export type Json = Record<string, unknown>;
 export const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null;
 
 /**
- * Statuses any route can answer with an ErrorResponse: a body it was sent that is too large or not JSON
- * (any request may carry one, and it is read before the route looks at it), an unexpected error, the
- * database out, shutting down.
+ * Statuses any route can answer with an ErrorResponse: an HTTP/1.1 request without Host (400), a body it was
+ * sent that is too large or not JSON (any request may carry one, and it is read before the route looks at
+ * it), an unexpected error, the database out, shutting down.
  */
-const EVERY_ROUTE_ERRORS = [413, 415, 500, 503] as const;
+const EVERY_ROUTE_ERRORS = [400, 413, 415, 500, 503] as const;
 
 /**
  * Per route, before rendering: a route that documents its answers gets the ErrorResponses every route can
- * answer with (413, 415, 500, 503), unless it declares those statuses itself. A route that takes a token
- * also answers 429 when its owner's work budget is used up, and its answers carry the RateLimit headers.
+ * answer with (400, 413, 415, 500, 503), unless it declares those statuses itself. A route with a path parameter
+ * answers 414 for a segment longer than the router takes (Fastify's `maxParamLength`, 100). A route that
+ * takes a token also answers 429 when its owner's work budget is used up, and its answers carry the
+ * RateLimit headers.
  */
-function withEveryRouteErrors(schema: Json): Json {
+function withEveryRouteErrors(schema: Json, url: string): Json {
   if (!isObject(schema.response)) return schema;
   const secured = Array.isArray(schema.security) && schema.security.length > 0;
   const response: Json = {
-    ...errorResponses(...EVERY_ROUTE_ERRORS, ...(secured ? ([429] as const) : [])),
+    ...errorResponses(
+      ...EVERY_ROUTE_ERRORS,
+      ...(url.includes(':') ? ([414] as const) : []),
+      ...(secured ? ([429] as const) : []),
+    ),
     ...schema.response,
   };
   return {
@@ -84,7 +90,7 @@ export function documentedRoute({
   route?: RouteHooks;
 }) {
   if (!isObject(schema) || schema.hide) return { schema, url };
-  const complete = withEveryRouteErrors(withGuardScopes(schema, route));
+  const complete = withEveryRouteErrors(withGuardScopes(schema, route), url);
   return {
     schema: route?.compress === false ? complete : withCompressibleHeaders(complete),
     url,

@@ -134,6 +134,16 @@ describeEachBackend('interaction logs, hostile input', (backend) => {
     assert.equal(problems(tooLong)[0]?.name, 'URI_TOO_LONG');
     assert.equal(tooLong.json().cause, 'URI too long');
     assert.doesNotMatch(tooLong.body, new RegExp(`${secret}|9999999999`));
+    // No route answers it (the router refuses the segment), so the conformance check cannot see it: the
+    // document must still say that every operation with a path parameter may answer 414, and none other.
+    const { paths } = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const operations = Object.entries(paths as Record<string, Record<string, { responses: object }>>).flatMap(
+      ([path, methods]) =>
+        Object.values(methods).map((operation) => ({ path, statuses: operation.responses })),
+    );
+    for (const { path, statuses } of operations)
+      assert.equal('414' in statuses, path.includes('{'), `414 on ${path}`);
+    assert.ok(operations.some(({ path }) => path === '/messenger/user/{snowflake}/profile'));
   });
 
   it('one owner’s record never answers another’s: the same interaction from two owners is two logs', async (t) => {

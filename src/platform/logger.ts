@@ -122,6 +122,14 @@ const SECRET_KEYS = new Set([
  * redacted everywhere.
  */
 const SECRET_PARAMS = new Set([...SECRET_KEYS, 'code', 'state', 'key']);
+/**
+ * The query is the client's to name, and a careless one puts a credential under a name of its own
+ * (`?apikey=`, `?sig=`, `?X-Amz-Signature=`): any name with one of these in it is redacted too. None of
+ * the service's own parameters has one.
+ */
+const SECRET_PARAM_PARTS = /key|token|secret|pass|sig|auth|session|cookie|csrf|jwt|credential|bearer/i;
+const isSecretParam = (name: string): boolean =>
+  SECRET_PARAMS.has(name.toLowerCase()) || SECRET_PARAM_PARTS.test(name);
 
 export const REDACTED = '[redacted]';
 const MAX_DEPTH = 12;
@@ -173,7 +181,7 @@ export function redactUrl(url: string): string {
     .split('&')
     .map((pair) => {
       const name = pair.split('=', 1)[0] ?? '';
-      return SECRET_PARAMS.has(safeDecode(name).toLowerCase()) ? `${name}=${REDACTED}` : pair;
+      return isSecretParam(safeDecode(name)) ? `${name}=${REDACTED}` : pair;
     });
   return `${url.slice(0, query)}?${params.join('&')}`;
 }

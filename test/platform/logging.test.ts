@@ -39,6 +39,11 @@ describe('logging', () => {
       `/auth/discord/callback?state=${REDACTED}&code=${REDACTED}&extra=1`,
       "a sign-in's code and state",
     );
+    assert.equal(
+      redactUrl('/a?apikey=1&sig=2&X-Amz-Signature=3&my_jwt=4&Auth=5&user_id=6&limit=7&cursor=8'),
+      `/a?apikey=${REDACTED}&sig=${REDACTED}&X-Amz-Signature=${REDACTED}&my_jwt=${REDACTED}&Auth=${REDACTED}&user_id=6&limit=7&cursor=8`,
+      'a credential under a name of the client',
+    );
   });
 
   it('writes one JSON line per request with route, status and duration, and never a secret', async (t) => {

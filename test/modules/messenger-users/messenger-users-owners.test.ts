@@ -3,6 +3,7 @@ import { after, before, it, type TestContext } from 'node:test';
 import { sql } from 'kysely';
 import type { Grant } from '../../../src/platform/auth/grants.js';
 import { describeEachBackend } from '../../helpers/backends.js';
+import { byKey, byReference } from '../../helpers/constraint-errors.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { buildPlayerTestApp } from '../../helpers/player-app.js';
 import { json, problemName, problems, type Reply } from '../../helpers/replies.js';
@@ -279,16 +280,21 @@ describeEachBackend('messenger users, one view per owner', (backend) => {
       sql`update linked_accounts set is_primary = 1 where owner = ${`${A}`} and uuid = ${BUILDER}`.execute(
         app.db,
       ),
+      byKey,
       "a second primary in one owner's view is refused by the partial unique index",
     );
+    // Another user in A's view, so that the reference to the user holds and only the key can refuse.
+    ok(await a.link(X, SKYBLOCKER));
     await assert.rejects(
       sql`insert into linked_accounts (owner, uuid, snowflake, is_primary, linked_at)
           values (${`${A}`}, ${MINIKLOON}, ${X}, 0, 1)`.execute(app.db),
+      byKey,
       "an account linked twice in one owner's view is refused by the key",
     );
     await assert.rejects(
       sql`insert into linked_accounts (owner, uuid, snowflake, is_primary, linked_at)
           values (${`${AUDITOR}`}, ${SKYBLOCKER}, ${U}, 0, 1)`.execute(app.db),
+      byReference,
       "an account of a user missing from the owner's view is refused by the reference",
     );
   });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, it, type TestContext } from 'node:test';
 import { sql } from 'kysely';
 import { describeEachBackend } from '../../helpers/backends.js';
+import { byKey } from '../../helpers/constraint-errors.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { buildPlayerTestApp } from '../../helpers/player-app.js';
 import { problems } from '../../helpers/replies.js';
@@ -182,11 +183,15 @@ describeEachBackend('messenger users (endpoint 7)', (backend) => {
     await link(BUILDER);
     await assert.rejects(
       sql`update linked_accounts set is_primary = 1 where uuid = ${BUILDER}`.execute(app.db),
+      byKey,
       'a second primary is refused by the partial unique index',
     );
+    // Another user who exists, so that the reference to the user holds and only the key can refuse.
+    assert.equal((await link(SKYBLOCKER, {}, OTHER)).statusCode, 200);
     await assert.rejects(
       sql`insert into linked_accounts (owner, uuid, snowflake, is_primary, linked_at)
           values (${OWNER}, ${MINIKLOON}, ${OTHER}, 0, 1)`.execute(app.db),
+      byKey,
       "an account linked twice in one owner's view is refused by the key",
     );
   });

@@ -80,16 +80,22 @@ describeEachBackend("owners' usage of the day", (backend) => {
     assert.equal((await instance().service.today(OWNER)).requests, 3, 'and stored by the next flush');
   });
 
-  it('deletes the days beyond the retention', async (t) => {
-    const { instance } = await usageOn(t, backend);
-    let now = Date.parse('2026-11-20T12:00:00Z');
+  it('deletes the days beyond the retention, and only those', async (t) => {
+    const { app, instance } = await usageOn(t, backend);
+    let now = 0;
     const { meter, service } = instance(() => now);
-    meter.count(OWNER, 'requests');
-    await service.flush();
-    now = Date.parse('2026-11-25T12:00:00Z');
-    meter.count(OWNER, 'requests');
-    await service.flush();
-    assert.deepEqual(await service.purge(), { deleted: 1 });
+    // Kept 2 days back from the 25th: the 23rd is the oldest day kept, the 22nd the newest deleted.
+    for (const day of ['2026-11-20', '2026-11-22', '2026-11-23', '2026-11-25']) {
+      now = Date.parse(`${day}T12:00:00Z`);
+      meter.count(OWNER, 'requests');
+      await service.flush();
+    }
+    assert.deepEqual(await service.purge(), { deleted: 2 });
+    const { rows } = await sql<{ day: string }>`select day from owner_usage order by day`.execute(app.db);
+    assert.deepEqual(
+      rows.map((row) => row.day),
+      ['2026-11-23', '2026-11-25'],
+    );
     assert.equal((await service.today(OWNER)).requests, 1);
   });
 

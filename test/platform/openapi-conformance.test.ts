@@ -168,7 +168,7 @@ describe('the document against hand-made answers', () => {
     };
     assert.deepEqual(verdict.check(profiles(503, databaseOut, { 'cache-control': 'no-store' })), []);
     assert.deepEqual(verdict.check(profiles(418, failure)), [
-      'status 418 is not declared (declared: 200, 400, 401, 403, 404, 413, 415, 429, 500, 502, 503, 504)',
+      'status 418 is not declared (declared: 200, 400, 401, 403, 404, 413, 414, 415, 429, 500, 502, 503, 504)',
     ]);
 
     // The profiles' commonly used fields are typed: a profile that breaks them is caught, any other field passes.

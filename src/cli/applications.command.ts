@@ -116,13 +116,17 @@ function reasonOf(reason: string | undefined): string | undefined {
 
 /** The applications service over the configured database, as the service itself builds it. */
 function withApplications<T>(
-  { config }: CliContext,
+  { config, io }: CliContext,
   work: (applications: ApplicationsService) => Promise<T>,
 ): Promise<T> {
   const settings = config();
   return withDatabase(settings, (db) =>
-    withTokens(settings, db, (tokens) =>
-      work(createApplicationsService({ db: executorOf(db), tokens, settings: settings.applications })),
+    withTokens(
+      settings,
+      db,
+      (tokens) =>
+        work(createApplicationsService({ db: executorOf(db), tokens, settings: settings.applications })),
+      (text) => io.stderr(text),
     ),
   );
 }

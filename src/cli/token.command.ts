@@ -64,7 +64,10 @@ async function revoke(jti: string | undefined, context: CliContext): Promise<num
 }
 
 /** The tokens service over the configured database, as the service itself builds it. */
-function withTokensOf<T>({ config }: CliContext, work: (tokens: TokensService) => Promise<T>): Promise<T> {
+function withTokensOf<T>(
+  { config, io }: CliContext,
+  work: (tokens: TokensService) => Promise<T>,
+): Promise<T> {
   const settings = config();
-  return withDatabase(settings, (db) => withTokens(settings, db, work));
+  return withDatabase(settings, (db) => withTokens(settings, db, work, (text) => io.stderr(text)));
 }

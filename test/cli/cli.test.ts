@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
 import { decodeJwt } from 'jose';
@@ -63,6 +65,36 @@ describe('command line', () => {
     );
     const again = await cli(env, 'token', 'revoke', '--jti', String(claims.jti));
     assert.deepEqual([again.code, JSON.parse(again.stdout)], [1, { revoked: 0 }], 'nothing left to revoke');
+  });
+
+  it('revokes while the configured Redis is down: the revocation commits, a warning says so, the service hears it from the database', async (t) => {
+    const env = await freshDatabase(t, dialects.at(-1));
+    const issued = await cli(env, 'token', 'issue', '--owner', '42', '--grant', 'player:read');
+    assert.equal(issued.code, 0, issued.stderr);
+    const { token } = JSON.parse(issued.stdout);
+    const shared = await buildApp({ config: loadConfig({ ...env, LOG_LEVEL: 'silent' }) });
+    addWhoamiRoute(shared, 'player:read');
+    t.after(() => shared.close());
+    const whoami = async () =>
+      (await shared.inject({ method: 'GET', url: '/test/whoami', headers: bearer(token) })).statusCode;
+    assert.equal(await whoami(), 200);
+    // A port nothing listens on: Redis refuses every connection.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+
+    const revoked = await cli(
+      { ...env, REDIS_URL: `redis://127.0.0.1:${port}` },
+      ...['token', 'revoke', '--jti', String(decodeJwt(token).jti)],
+    );
+    assert.deepEqual([revoked.code, JSON.parse(revoked.stdout)], [0, { revoked: 1 }], revoked.stderr);
+    assert.match(
+      revoked.stderr,
+      /^warning: Redis did not take the change \(.+\); running instances hear of it/,
+    );
+    assert.doesNotMatch(revoked.stderr, /\n\s+at |Unhandled/, 'no stack, no unhandled error');
+    await eventually('the service refuses the revoked token', async () => (await whoami()) === 401);
   });
 
   it('issues an identity token with no --grant: it applies for access and follows its applications, nothing more', async (t) => {

@@ -7,7 +7,10 @@ import { responseDoc } from '../../platform/http/response-docs.js';
 import { HealthSchema, MetricsSchema, ReadySchema } from './health.schemas.js';
 import type { HealthService } from './health.service.js';
 
-/** A 503 naming each dependency that does not answer (the log says why). */
+/** How soon a load balancer may ask again: what the other answers of a database outage say too. */
+const NOT_READY_RETRY_AFTER_SECONDS = 2;
+
+/** A 503 naming each dependency that does not answer (the log says why), with when to ask again. */
 const notReady = (unavailable: readonly string[]): AppError =>
   new AppError(
     unavailable.map((dependency) => ({
@@ -15,7 +18,7 @@ const notReady = (unavailable: readonly string[]): AppError =>
       reason: `${dependency} is unavailable`,
       developerReason: `${dependency} does not answer; the service log says why`,
     })),
-    { cause: 'Not ready' },
+    { cause: 'Not ready', headers: { 'retry-after': String(NOT_READY_RETRY_AFTER_SECONDS) } },
   );
 
 /** `/health`, `/ready`, and `/metrics`: public, or behind `metricsToken` when one is configured. */
@@ -48,8 +51,8 @@ export const healthRoutes =
             200: responseDoc(ReadySchema),
             503: errorResponse(
               503,
-              'Not ready: each `extra` entry names a dependency that does not answer (the log says why); or the ' +
-                'instance is shutting down (Retry-After: 1).',
+              'Not ready: each `extra` entry names a dependency that does not answer (the log says why; ' +
+                'Retry-After: 2); or the instance is shutting down (Retry-After: 1).',
             ),
           },
         },

@@ -243,12 +243,18 @@ export function createRedisInvalidationFeed(redis: Redis, channel: string, log: 
  * A feed that only tells the instances (a one-shot process such as the command line): it keeps nothing
  * itself, so it is never trusted and hears nothing.
  */
-export function createRedisInvalidationPublisher(redis: Redis, channel: string): InvalidationFeed {
+export function createRedisInvalidationPublisher(
+  redis: Redis,
+  channel: string,
+  onFailure: (error: unknown) => void,
+): InvalidationFeed {
   return {
     trusted: () => false,
     reachesOtherInstances: true,
     async publish(keys) {
-      if (keys.length > 0) await redis.publish(channel, keys.join(SEPARATOR));
+      // Told after the change committed: a publish that fails does not undo it, and the instances hear it
+      // through the database's change mark instead.
+      if (keys.length > 0) await redis.publish(channel, keys.join(SEPARATOR)).catch(onFailure);
     },
     listen: () => undefined,
     close: async () => undefined,

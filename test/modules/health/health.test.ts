@@ -21,6 +21,7 @@ describeEachBackend('health', (backend) => {
     const { app, logs } = await buildTestApp(t, { backend, env: { REDIS_URL: 'redis://127.0.0.1:1' } });
     const ready = await app.inject({ method: 'GET', url: '/ready' });
     assert.equal(ready.statusCode, 503);
+    assert.equal(ready.headers['retry-after'], '2', 'a load balancer knows when to ask again');
     const body = ready.json();
     assert.equal(body.success, false);
     assert.equal(body.cause, 'Not ready');

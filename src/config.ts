@@ -155,6 +155,7 @@ function toConfig(env: Env): Config {
           url: env.DATABASE_URL,
           poolSize: env.DATABASE_POOL_SIZE,
           connectionTimeoutMs: env.DATABASE_POOL_CONNECT_TIMEOUT_MS,
+          queryTimeoutMs: env.DATABASE_QUERY_TIMEOUT_MS,
         },
     redisUrl: env.REDIS_URL,
     redisKeyPrefix: env.REDIS_KEY_PREFIX,

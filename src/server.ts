@@ -4,6 +4,12 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { migrations } from './migrations.js';
 import { answerByDeadline, waitForDatabase } from './platform/db/availability.js';
+import {
+  createDatabase,
+  type Database,
+  type DatabaseSettings,
+  withoutQueryBound,
+} from './platform/db/database.js';
 import { migrateToLatest, pendingMigrations } from './platform/db/migrator.js';
 import { StartupError } from './platform/startup-error.js';
 
@@ -32,7 +38,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       config.database,
       'read which migrations are pending',
     );
-    const applied = await migrateToLatest(app.db, migrations);
+    const applied = await migrate(app.db, config.database);
     if (applied.length > 0)
       app.log.info({ migrations: applied.map((result) => result.migrationName) }, 'migrated');
     await options.configure?.(app);
@@ -48,6 +54,21 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await app.close();
   });
   return app;
+}
+
+/**
+ * Applies the pending migrations, which take what they take: on PostgreSQL through a connection of their
+ * own without the bound on a statement (`DATABASE_QUERY_TIMEOUT_MS`); on SQLite through the app's one
+ * connection (a second one to `:memory:` would be another database).
+ */
+async function migrate(db: Database, settings: DatabaseSettings) {
+  if (settings.dialect !== 'postgres') return migrateToLatest(db, migrations);
+  const unbounded = createDatabase({ ...withoutQueryBound(settings), poolSize: 1 } as DatabaseSettings);
+  try {
+    return await migrateToLatest(unbounded, migrations);
+  } finally {
+    await unbounded.destroy();
+  }
 }
 
 /**

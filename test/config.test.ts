@@ -24,6 +24,7 @@ describe('configuration', () => {
       url: 'postgres://u@h/db',
       poolSize: 10,
       connectionTimeoutMs: 5000,
+      queryTimeoutMs: 10_000,
     });
     assert.equal(config.redisUrl, 'redis://h:6379');
     assert.equal(config.server.port, 8080);

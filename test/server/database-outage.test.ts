@@ -32,14 +32,18 @@ async function adminOf(t: TestContext, databaseUrl: string): Promise<pg.Client> 
 }
 
 /** The service on PostgreSQL, its connections named so that the test can find (and end) them. */
-async function appOnPostgres(t: TestContext, via?: (url: string) => string) {
+async function appOnPostgres(
+  t: TestContext,
+  via?: (url: string) => string,
+  env: Record<string, string> = {},
+) {
   const database = await createTestDatabase('postgres');
   deferClose(t, () => database.drop());
   const applicationName = `pds_outage_${randomBytes(6).toString('hex')}`;
   const url = new URL(database.url);
   url.searchParams.set('application_name', applicationName);
   const databaseUrl = via ? via(url.toString()) : url.toString();
-  const test = await buildTestApp(t, { dialect: 'postgres', databaseUrl });
+  const test = await buildTestApp(t, { dialect: 'postgres', databaseUrl, env });
   addWhoamiRoute(test.app, 'player:read');
   const token = await issueToken(test.app, test.config);
   const whoami = (presented = token) =>
@@ -162,6 +166,47 @@ describeOrSkip('PostgreSQL connection loss', { skip: skipWithoutPostgres, concur
       [],
     );
     assert.ok(logs.lines.some((line) => line.msg === 'database unavailable; answered 503'));
+  });
+
+  it('answers 503 within DATABASE_QUERY_TIMEOUT_MS when PostgreSQL goes silent, and recovers by itself', async (t) => {
+    const target = new URL(String(testDatabaseUrl));
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    deferClose(t, () => proxy.close());
+    const boundMs = 500;
+    const { app, token, whoami, unseenToken } = await appOnPostgres(t, (url) => throughProxy(url, proxy), {
+      DATABASE_QUERY_TIMEOUT_MS: String(boundMs),
+    });
+    const unseen = await unseenToken();
+    const log = () =>
+      app.inject({
+        method: 'POST',
+        url: '/messenger/logging/interaction',
+        headers: { ...bearer(token), 'content-type': 'application/json' },
+        payload: logText(),
+      });
+    // Connections in the pool, then a server that answers nothing on them (paused, or a route dropping
+    // packets): before the bound, each request waited for ever.
+    assert.equal((await log()).statusCode, 200);
+    proxy.freeze();
+    /** The reply, and how long it took; a failure, not a hang, when it does not come within 10 s. */
+    const timed = async (request: Promise<Reply>) => {
+      const started = Date.now();
+      const late = sleep(10_000, undefined, { ref: false }).then(() => {
+        throw new Error('no answer within 10 s');
+      });
+      const reply = await Promise.race([request, late]);
+      return { reply, tookMs: Date.now() - started };
+    };
+    for (const request of [() => whoami(unseen), log, () => app.inject({ method: 'GET', url: '/ready' })]) {
+      const { reply, tookMs } = await timed(request());
+      assert.equal(reply.statusCode, 503, reply.body);
+      assert.ok(Number(reply.headers['retry-after']) >= 1, 'with Retry-After');
+      assert.ok(tookMs < boundMs + 2000, `answered in ${tookMs} ms`);
+    }
+    proxy.restore();
+    await eventually(async () => (await app.inject({ method: 'GET', url: '/ready' })).statusCode === 200);
+    assert.equal((await whoami(unseen)).statusCode, 200, 'served on new connections');
+    assert.equal((await log()).statusCode, 200, 'and written');
   });
 });
 

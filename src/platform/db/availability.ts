@@ -4,6 +4,7 @@ import { StartupError } from '../startup-error.js';
 import {
   type Database,
   type DatabaseSettings,
+  DatabaseSilent,
   describeDatabase,
   pingDatabase,
   probePostgres,
@@ -37,6 +38,7 @@ const PG_CONNECTION_MESSAGES =
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  if (error instanceof DatabaseSilent) return true;
   const { code, syscall } = error as { code?: unknown; syscall?: unknown };
   if (typeof code === 'string') {
     if (PG_UNAVAILABLE_CODE.test(code) || SQLITE_UNAVAILABLE_CODES.has(code)) return true;

@@ -1,7 +1,15 @@
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type SqliteDatabase,
+  SqliteDialect,
+  sql,
+} from 'kysely';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
@@ -22,6 +30,12 @@ export type DatabaseSettings =
       readonly poolSize: number;
       /** How long opening one connection may take before the request that needed it fails (503). */
       readonly connectionTimeoutMs: number;
+      /**
+       * How long one statement may go unanswered before it fails (503) and its connection is dropped: a
+       * server gone silent (paused, or a route that drops packets) holds no request for ever. Undefined:
+       * no bound (migrations, which take what they take).
+       */
+      readonly queryTimeoutMs?: number | undefined;
     };
 
 export interface DatabaseOptions {
@@ -66,8 +80,57 @@ export function createDatabase(settings: DatabaseSettings, options: DatabaseOpti
     },
   });
   survivesConnectionLoss(pool, options.log);
-  return new Kysely<object>({ dialect: new PostgresDialect({ pool }) });
+  const bounded =
+    settings.queryTimeoutMs === undefined ? pool : answeringWithin(pool, settings.queryTimeoutMs);
+  return new Kysely<object>({ dialect: new PostgresDialect({ pool: bounded }) });
 }
+
+/** A statement PostgreSQL did not answer within the bound (`queryTimeoutMs`): the database is silent. */
+export class DatabaseSilent extends Error {
+  constructor(ms: number) {
+    super(`the database did not answer within ${ms} ms`);
+    this.name = 'DatabaseSilent';
+  }
+}
+
+/**
+ * `pool` with each statement bounded to `ms`. A connection that went unanswered is given back to the pool
+ * as broken, which ends it: its statement may still be running (or its transaction open) on a server that
+ * comes back, and the next request must not inherit that. Statements asked of it meanwhile (the rollback
+ * after a failed statement) fail at once. Closing the connection makes the server roll back what it had.
+ */
+function answeringWithin(pool: pg.Pool, ms: number): PostgresPool {
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let silent: DatabaseSilent | undefined;
+      const query = async (text: string, parameters: readonly unknown[]) => {
+        if (silent) throw silent;
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            silent = new DatabaseSilent(ms);
+            reject(silent);
+          }, ms);
+        });
+        try {
+          return await Promise.race([client.query(text, parameters as unknown[]), late]);
+        } finally {
+          clearTimeout(timer);
+        }
+      };
+      return {
+        query: query as unknown as PostgresPoolClient['query'],
+        release: () => client.release(silent),
+      };
+    },
+    end: () => pool.end(),
+  };
+}
+
+/** The settings without the statements' bound, for work that takes what it takes (migrations). */
+export const withoutQueryBound = (settings: DatabaseSettings): DatabaseSettings =>
+  settings.dialect === 'postgres' ? { ...settings, queryTimeoutMs: undefined } : settings;
 
 /**
  * A connection the server ends (a restart, a failover, `idle_session_timeout`, a pooler) is an `'error'`

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createConnection } from 'node:net';
 import { describe, it } from 'node:test';
 import { isDatabaseUnavailable, isDatabaseUnreachable } from '../../../src/platform/db/availability.js';
+import { DatabaseSilent } from '../../../src/platform/db/database.js';
 
 /** An error as Node and the drivers make them: a message and the fields they set. */
 const errorWith = (message: string, fields: Record<string, unknown>) =>
@@ -20,6 +21,10 @@ describe('isDatabaseUnavailable', () => {
     assert.equal(isDatabaseUnavailable(new Error('Connection terminated unexpectedly')), true);
     assert.equal(isDatabaseUnavailable(errorWith('database is locked', { code: 'SQLITE_BUSY' })), true);
     assert.equal(isDatabaseUnavailable(new AggregateError([refused], '')), true);
+    // A statement PostgreSQL left unanswered past DATABASE_QUERY_TIMEOUT_MS: a server gone silent, as
+    // unreachable as one that refuses connections.
+    assert.equal(isDatabaseUnavailable(new DatabaseSilent(10)), true);
+    assert.equal(isDatabaseUnreachable(new DatabaseSilent(10)), true);
   });
 
   it('is false for a wrong statement, a client that hung up, and anything else', () => {

@@ -1397,7 +1397,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Not ready: each `extra` entry names a dependency that does not answer (the log says why); or the instance is shutting down (Retry-After: 1). */
+            /** @description Not ready: each `extra` entry names a dependency that does not answer (the log says why; Retry-After: 2); or the instance is shutting down (Retry-After: 1). */
             503: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];

@@ -4,12 +4,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { migrations } from './migrations.js';
 import { answerByDeadline, waitForDatabase } from './platform/db/availability.js';
-import {
-  createDatabase,
-  type Database,
-  type DatabaseSettings,
-  withoutQueryBound,
-} from './platform/db/database.js';
+import { createDatabase, type Database, type DatabaseSettings } from './platform/db/database.js';
 import { migrateToLatest, pendingMigrations } from './platform/db/migrator.js';
 import { StartupError } from './platform/startup-error.js';
 
@@ -63,7 +58,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
  */
 async function migrate(db: Database, settings: DatabaseSettings) {
   if (settings.dialect !== 'postgres') return migrateToLatest(db, migrations);
-  const unbounded = createDatabase({ ...withoutQueryBound(settings), poolSize: 1 } as DatabaseSettings);
+  const unbounded = createDatabase({ ...settings, queryTimeoutMs: undefined, poolSize: 1 });
   try {
     return await migrateToLatest(unbounded, migrations);
   } finally {

@@ -18,9 +18,9 @@ const ownersEverGranted = (grant: string) => {
  * free-form `options` hold them: `\u0000` and a lone surrogate (`\ud800`). Names never hold either (they are
  * Text, which refuses control characters and lone surrogates; the writer writes every other character
  * beyond ASCII as it is, so a surrogate's escape is always a lone one), so each such escape becomes
- * `\ufffd` before the cast. An escaped backslash (`\\`) is set aside
- * first, so that `\\u0000` (a backslash, then "u0000") is left as it is: every backslash left begins an
- * escape. Raw control characters are never in JSON text, so `chr(1)` marks the set-aside pairs.
+ * `\ufffd` before the cast. An escaped backslash (`\\`) is set aside first, so that `\\u0000` (a
+ * backslash, then "u0000") is left as it is: every backslash left begins an escape. Raw control characters
+ * are never in JSON text, so `chr(1)` marks the set-aside pairs.
  */
 const readableByPostgres = (document: RawBuilder<unknown>) => sql`(replace(
     regexp_replace(replace(${document}, ${'\\\\'}, chr(1)), ${'\\\\u(0000|[dD][89abAB][0-9a-fA-F]{2})'}, ${'\\\\ufffd'}, 'g'),

@@ -4,8 +4,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { migrations } from './migrations.js';
 import { answerByDeadline, waitForDatabase } from './platform/db/availability.js';
-import { createDatabase, type Database, type DatabaseSettings } from './platform/db/database.js';
-import { migrateToLatest, pendingMigrations } from './platform/db/migrator.js';
+import { migrateWithoutBound, pendingMigrations } from './platform/db/migrator.js';
 import { StartupError } from './platform/startup-error.js';
 
 export interface StartOptions {
@@ -33,7 +32,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       config.database,
       'read which migrations are pending',
     );
-    const applied = await migrate(app.db, config.database);
+    const applied = await migrateWithoutBound(app.db, config.database, migrations);
     if (applied.length > 0)
       app.log.info({ migrations: applied.map((result) => result.migrationName) }, 'migrated');
     await options.configure?.(app);
@@ -49,21 +48,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await app.close();
   });
   return app;
-}
-
-/**
- * Applies the pending migrations, which take what they take: on PostgreSQL through a connection of their
- * own without the bound on a statement (`DATABASE_QUERY_TIMEOUT_MS`); on SQLite through the app's one
- * connection (a second one to `:memory:` would be another database).
- */
-async function migrate(db: Database, settings: DatabaseSettings) {
-  if (settings.dialect !== 'postgres') return migrateToLatest(db, migrations);
-  const unbounded = createDatabase({ ...settings, queryTimeoutMs: undefined, poolSize: 1 });
-  try {
-    return await migrateToLatest(unbounded, migrations);
-  } finally {
-    await unbounded.destroy();
-  }
 }
 
 /**

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { migrations } from '../../src/migrations.js';
-import { migrateToLatest } from '../../src/platform/db/migrator.js';
+import { migrateWithoutBound } from '../../src/platform/db/migrator.js';
 import type { Backend } from './backends.js';
 import { type Dialect, testRedisUrl } from './environment.js';
 import { FAKE_API_KEY, type FakeUpstream } from './fake-upstream.js';
@@ -168,7 +168,9 @@ export async function buildTestApp(t: Closer, options: TestAppOptions = {}): Pro
   suiteChecks.get(t)?.push(() => conformance.assertConforms());
   const app = await built;
   deferClose(t, () => app.close());
-  // A fresh database comes migrated (test-database.ts); one given is brought up to date.
-  if (options.migrate !== false && options.databaseUrl) await migrateToLatest(app.db, migrations);
+  // A fresh database comes migrated (test-database.ts); one given is brought up to date, as the service
+  // does it (without the statements' bound a test may set low).
+  if (options.migrate !== false && options.databaseUrl)
+    await migrateWithoutBound(app.db, config.database, migrations);
   return { app, config, logs, databaseUrl: databaseUrlOf(config), conformance };
 }

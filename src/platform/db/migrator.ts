@@ -6,7 +6,7 @@ import {
   SqliteAdapter,
   sql,
 } from 'kysely';
-import type { Database } from './database.js';
+import { createDatabase, type Database, type DatabaseSettings } from './database.js';
 
 /** Migrations by name; names sort in the order they run (`0001-...`). */
 export type Migrations = Readonly<Record<string, Migration>>;
@@ -77,4 +77,24 @@ export async function migrateToLatest(db: Database, migrations: Migrations): Pro
 export async function pendingMigrations(db: Database, migrations: Migrations): Promise<string[]> {
   const known = await (await migratorFor(db, migrations)).getMigrations();
   return known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
+}
+
+/**
+ * `migrateToLatest` for the service's own database, whose statements are bounded
+ * (`DATABASE_QUERY_TIMEOUT_MS`) while migrations take what they take: on PostgreSQL through a connection of
+ * their own without the bound; on SQLite through `db` itself (a second connection to `:memory:` would be
+ * another database, and SQLite has no bound).
+ */
+export async function migrateWithoutBound(
+  db: Database,
+  settings: DatabaseSettings,
+  migrations: Migrations,
+): Promise<MigrationResult[]> {
+  if (settings.dialect !== 'postgres') return migrateToLatest(db, migrations);
+  const unbounded = createDatabase({ ...settings, queryTimeoutMs: undefined, poolSize: 1 });
+  try {
+    return await migrateToLatest(unbounded, migrations);
+  } finally {
+    await unbounded.destroy();
+  }
 }

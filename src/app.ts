@@ -12,7 +12,7 @@ import {
   responseCompressionOptions,
 } from './platform/compression.js';
 import type { Database } from './platform/db/database.js';
-import { clientErrorHandler, errorHandling, sendError } from './platform/error-handler.js';
+import { errorHandling, sendError } from './platform/error-handler.js';
 import { crossOrigin } from './platform/http/cors.js';
 import { httpDocs } from './platform/http/http-docs.js';
 import { timeoutOptions } from './platform/http/timeouts.js';
@@ -21,6 +21,7 @@ import { addressLimits } from './platform/limits/address-limit.js';
 import { settleUncountedBody, workBudgetHeaders } from './platform/limits/work-budget.js';
 import { logDestination, loggerOptions, RequestLogController } from './platform/logger.js';
 import { httpMetrics } from './platform/metrics.js';
+import { clientErrorHandler } from './platform/raw-error-answers.js';
 import { requestContext, requestIdOf, stampHeaders } from './platform/request-context.js';
 import { sharedSerializers } from './platform/serializers.js';
 import { createValidatorCompiler } from './platform/validation.js';

@@ -134,3 +134,9 @@ export function toErrorResponse(error: AppError, docsUrl: string, now: number = 
     })),
   };
 }
+
+/**
+ * The docs page as error bodies link to it: under PUBLIC_URL, or relative. Never from the request's Host
+ * header, which the client writes (`Host: evil.example/phish?x=` would turn our link into theirs).
+ */
+export const docsUrl = (publicUrl: string | undefined): string => `${publicUrl ?? ''}/docs`;

@@ -128,10 +128,6 @@ function answeringWithin(pool: pg.Pool, ms: number): PostgresPool {
   };
 }
 
-/** The settings without the statements' bound, for work that takes what it takes (migrations). */
-export const withoutQueryBound = (settings: DatabaseSettings): DatabaseSettings =>
-  settings.dialect === 'postgres' ? { ...settings, queryTimeoutMs: undefined } : settings;
-
 /**
  * A connection the server ends (a restart, a failover, `idle_session_timeout`, a pooler) is an `'error'`
  * event: on the pool for an idle connection, on the connection itself while it is lent out. An `'error'`

@@ -18,7 +18,7 @@ import { httpDocs } from './platform/http/http-docs.js';
 import { timeoutOptions } from './platform/http/timeouts.js';
 import { parseJsonBody, serializeJson } from './platform/json.js';
 import { addressLimits } from './platform/limits/address-limit.js';
-import { settleUncountedBody, workBudgetHeaders } from './platform/limits/work-budget.js';
+import { settleBody, workBudgetHeaders } from './platform/limits/work-budget.js';
 import { logDestination, loggerOptions, RequestLogController } from './platform/logger.js';
 import { httpMetrics } from './platform/metrics.js';
 import { clientErrorHandler } from './platform/raw-error-answers.js';
@@ -76,7 +76,7 @@ export async function buildApp({ config, logStream }: AppOptions): Promise<Fasti
     try {
       refuseEncodedBody(request.headers['content-encoding']);
       refuseForeignCharset(request.headers['content-type']);
-      settleUncountedBody(request, Buffer.byteLength(body as string), request.log);
+      settleBody(request, Buffer.byteLength(body as string), request.log);
       done(null, parseJsonBody(body as string, bodyMaxDepth));
     } catch (error) {
       done(error as Error, undefined);

@@ -192,25 +192,27 @@ declare module 'fastify' {
       readonly budget: WorkBudget;
       readonly owner: bigint;
       standing: Standing;
-      /** Units taken ahead for a body of unknown size (chunked): the most the route takes. */
+      /** Units taken ahead for the body, until it is read (settled by its size) or the answer goes out unread. */
       bodyReserved: number | undefined;
     };
   }
 }
 
 /**
- * What a request costs before it is read: its route's cost, and its body by its Content-Length; a body
- * without one (chunked) is charged the most the route takes, and given back what it did not use once read.
+ * What a request costs before it is read: its route's cost, and its body, taken ahead: by its Content-Length,
+ * or the most the route takes for a body without one (chunked). A declared body larger than the route takes
+ * costs nothing: it is refused (413) unread. What is taken ahead is settled once the body is read, and given
+ * back whole if the answer goes out without reading it (`settleUnreadBody`).
  */
 function upfrontCost(request: FastifyRequest): { cost: number; bodyReserved: number | undefined } {
   const base = request.routeOptions.config.workCost ?? WorkCost.read;
+  const { bodyLimit } = request.routeOptions;
   const length = Number(request.headers['content-length']);
-  if (Number.isFinite(length))
-    return { cost: base + Math.ceil(length / BODY_BYTES_PER_UNIT), bodyReserved: undefined };
-  const chunked = request.headers['transfer-encoding'] !== undefined;
-  if (!chunked) return { cost: base, bodyReserved: undefined };
-  const most = Math.ceil(request.routeOptions.bodyLimit / BODY_BYTES_PER_UNIT);
-  return { cost: base + most, bodyReserved: most };
+  let body = 0;
+  if (Number.isFinite(length)) body = length > bodyLimit ? 0 : Math.ceil(length / BODY_BYTES_PER_UNIT);
+  else if (request.headers['transfer-encoding'] !== undefined)
+    body = Math.ceil(bodyLimit / BODY_BYTES_PER_UNIT);
+  return { cost: base + body, bodyReserved: body > 0 ? body : undefined };
 }
 
 /**
@@ -247,10 +249,10 @@ export async function chargeWork(request: FastifyRequest, units: number): Promis
 }
 
 /**
- * A body that came without a Content-Length (chunked), once read: the units taken ahead for it that its
- * size did not use are given back. Not waited for (a failed charge is logged).
+ * A body once read: the units taken ahead for it that its size did not use (a chunked body, taken ahead at
+ * the route's most) are given back. Not waited for (a failed charge is logged).
  */
-export function settleUncountedBody(request: FastifyRequest, bytes: number, log: Pick<Logger, 'warn'>): void {
+export function settleBody(request: FastifyRequest, bytes: number, log: Pick<Logger, 'warn'>): void {
   const work = request.work;
   if (work?.bodyReserved === undefined) return;
   const unused = work.bodyReserved - Math.ceil(bytes / BODY_BYTES_PER_UNIT);
@@ -260,9 +262,32 @@ export function settleUncountedBody(request: FastifyRequest, bytes: number, log:
   );
 }
 
+/**
+ * An answer going out before the request's body was read (a GET, whose body is never read; a refused
+ * media type; a guard's refusal): the units taken ahead for the body are given back, so that a body is
+ * paid only when read. A 413 is the exception: a chunked body was read up to the route's most before it
+ * was refused (a declared one over the most was taken nothing for).
+ */
+async function settleUnreadBody(
+  request: FastifyRequest,
+  status: number,
+  log: Pick<Logger, 'warn'>,
+): Promise<void> {
+  const work = request.work;
+  if (work?.bodyReserved === undefined) return;
+  const unread = work.bodyReserved;
+  work.bodyReserved = undefined;
+  if (status === 413) return;
+  await chargeWork(request, -unread).catch((error: unknown) =>
+    log.warn({ err: error }, 'could not give back an unread request body to its owner'),
+  );
+}
+
 /** Every answer to a request charged to an owner says where the owner's budget stands (RateLimit headers). */
 export const workBudgetHeaders = fp(async (app: FastifyInstance) => {
   app.addHook('onSend', async (request, reply) => {
-    if (request.work) addRateLimitHeaders(reply, 'work', request.work.standing);
+    if (!request.work) return;
+    await settleUnreadBody(request, reply.statusCode, request.log);
+    addRateLimitHeaders(reply, 'work', request.work.standing);
   });
 });

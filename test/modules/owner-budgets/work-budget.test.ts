@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { it, type TestContext } from 'node:test';
 import { sql } from 'kysely';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
@@ -94,13 +94,15 @@ describeEachBackend(
       const size = Buffer.byteLength(JSON.stringify(keys));
       const cost = 5 + Math.ceil(size / 1024);
       assert.equal(work(rejected)?.r, 100 - cost, 'a write costs 5, and a unit per KiB of body');
-      // A body larger than what is left is refused before it is read.
+      // A body larger than what is left (within the route's most) is refused before it is read.
+      for (let spent = 0; spent < 20; spent++) await me(a);
       const large: Record<string, string> = { name: 'x', description: 'd'.repeat(900) };
-      for (let index = 0; JSON.stringify(large).length < 120 * 1024; index++)
+      for (let index = 0; JSON.stringify(large).length < 60 * 1024; index++)
         large[`k${index}`] = 'v'.repeat(100);
+      assert.ok(5 + Math.ceil(JSON.stringify(large).length / 1024) > 100 - cost - 20);
       const tooLarge = await post(JSON.stringify(large));
-      assert.equal(tooLarge.statusCode, 429, 'refused, not parsed: 413 would say it was read');
-      assert.equal(work(await me(a))?.r, 100 - cost - 1);
+      assert.equal(tooLarge.statusCode, 429, 'refused, not parsed: a 400 would say it was read');
+      assert.equal(work(await me(a))?.r, 100 - cost - 20 - 1);
     });
 
     it('says where the caller stands at GET /auth/me: owner, grants, expiry, budget, upstream share', async (t) => {
@@ -248,6 +250,69 @@ describeEachBackend(
       assert.equal((await chunked(['{"name":', '"x"}'])).status, 429);
     });
 
+    it('gives back what it took for a body it never read: a GET’s, a refused media type’s, one over the most', async (t) => {
+      const { app, config, me, a } = await setup(t, backend, { WORK_BUDGET_UNITS: '200' });
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = app.server.address() as AddressInfo;
+      const path = '/admin/developer/applications';
+      const auth = `authorization: ${bearer(a).authorization}`;
+      // Each look at the budget spends a unit of its own.
+      let spent = 0;
+      const remaining = async () => {
+        spent += 1;
+        return work(await me(a))?.r;
+      };
+
+      // Declared far over the route's most, the body never sent: refused unread, taken nothing for.
+      const huge = await rawHead(port, `POST ${path}`, [
+        auth,
+        'content-type: application/json',
+        'content-length: 5000000000',
+      ]);
+      assert.equal(huge.status, 413);
+      spent += 5;
+      assert.equal(rateLimitItem(huge.ratelimit, 'work')?.r, 200 - spent, 'the write’s 5 only');
+      assert.equal(await remaining(), 200 - spent);
+
+      // A GET's body is never read: it is not paid for, whatever its length says.
+      const get = await rawHead(port, 'GET /auth/me', [auth, 'content-length: 50000'], 'x'.repeat(50_000));
+      assert.equal(get.status, 200);
+      spent += 1;
+      assert.equal(rateLimitItem(get.ratelimit, 'work')?.r, 200 - spent);
+
+      // A media type the route does not take is refused before the body is read, chunked or declared.
+      const chunkedText = await rawHead(
+        port,
+        `POST ${path}`,
+        [auth, 'content-type: text/plain', 'transfer-encoding: chunked'],
+        '5\r\nhello\r\n0\r\n\r\n',
+      );
+      assert.equal(chunkedText.status, 415);
+      spent += 5;
+      const declaredText = await rawHead(port, `POST ${path}`, [
+        auth,
+        'content-type: text/plain',
+        'content-length: 40000',
+      ]);
+      assert.equal(declaredText.status, 415);
+      spent += 5;
+      assert.equal(rateLimitItem(declaredText.ratelimit, 'work')?.r, 200 - spent);
+      assert.equal(await remaining(), 200 - spent);
+
+      // A chunked body over the route's most was read up to it before the 413: that much is kept.
+      const most = Math.ceil(config.server.bodyLimitBytes / 1024);
+      const chunk = 'a'.repeat(16 * 1024);
+      const over = await rawHead(
+        port,
+        `POST ${path}`,
+        [auth, 'content-type: application/json', 'transfer-encoding: chunked'],
+        `${chunk.length.toString(16)}\r\n${chunk}\r\n`.repeat(Math.ceil((most * 1024) / chunk.length) + 1),
+      );
+      assert.equal(over.status, 413);
+      spent += 5 + most;
+      assert.equal(await remaining(), 200 - spent);
+    });
+
     it('waits for the budget up to WORK_BUDGET_REFUSAL_DELAY_MS rather than refuse at once', async (t) => {
       // 2 units, refilled in 1 s: a third request waits about half a second, then goes.
       const { me, a } = await setup(t, backend, {
@@ -360,3 +425,32 @@ describeEachBackend(
   },
   { caches: true },
 );
+
+/**
+ * Writes one raw HTTP/1.1 request (`line` is its method and path; `body` as it goes on the wire, possibly
+ * less than its headers say) and reads its answer's status and RateLimit header, then drops the connection.
+ */
+function rawHead(
+  port: number,
+  line: string,
+  headers: readonly string[],
+  body = '',
+): Promise<{ status: number; ratelimit: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (data: string) => {
+      received += data;
+      const end = received.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      socket.destroy();
+      const [status, ...fields] = received.slice(0, end).split('\r\n');
+      const ratelimit = fields.find((field) => /^ratelimit:/i.test(field))?.replace(/^ratelimit:\s*/i, '');
+      resolve({ status: Number(status?.split(' ')[1]), ratelimit });
+    });
+    socket.on('error', reject);
+    socket.on('end', () => reject(new Error(`closed before an answer: ${JSON.stringify(received)}`)));
+    socket.write(`${line} HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers.join('\r\n')}\r\n\r\n${body}`);
+  });
+}

@@ -25,6 +25,15 @@ export interface Ingested {
   readonly duplicates: number;
 }
 
+/**
+ * How long a raw sample is kept past the window samples are accepted in (`PING_RETENTION_DAYS`). A sample is
+ * accepted by its time when its batch arrives and stored once by its raw row; a batch accepted just inside
+ * the window may wait for its commit (a username to resolve, the group commit's queue, a slow database),
+ * and a resend of a sample whose row the retention had deleted meanwhile was stored again, its day counting
+ * it twice (a hostile review found it). A day is far beyond any wait a request survives.
+ */
+export const RESEND_MARGIN_MS = DAY_MS;
+
 /** One request's samples for one player, written by `owner`; a transaction commits several. */
 export type Batch = { readonly player: string; readonly owner: bigint; readonly samples: readonly Sample[] };
 /** What became of a batch. */

@@ -9,6 +9,7 @@ import { createPingDaysStore, type KeptDays, mergeDays } from './ping-days.servi
 import {
   type Batch,
   type Ingested,
+  RESEND_MARGIN_MS,
   type SampleInput,
   timedSamples,
   type Written,
@@ -57,7 +58,10 @@ export interface PingService {
    * reloaded in part when it does (the days that changed, with the statistics of the others).
    */
   history(player: string, range: DayRange, owner: bigint): Promise<PingHistory>;
-  /** Deletes raw samples older than the retention, in bounded batches (the days stay), until done or `stop`. */
+  /**
+   * Deletes raw samples older than the retention and RESEND_MARGIN_MS, in bounded batches (the days stay),
+   * until done or `stop`.
+   */
   deleteExpired(stop?: AbortSignal): Promise<number>;
   /** Commits every batch already taken; takes no more. */
   close(): Promise<void>;
@@ -96,7 +100,8 @@ export function createPingService({ db, players, settings, now = Date.now }: Pin
     groupCommit: { ...settings.groupCommit, maxQueue: settings.maxQueuedSamples },
     weightOf: (batch) => batch.samples.length,
     retentionDays: settings.retentionDays,
-    deleteBefore: repository.deleteSamplesBefore,
+    // Kept a margin past the window samples are accepted in, so that a resend still finds them.
+    deleteBefore: (cutoff, limit) => repository.deleteSamplesBefore(cutoff - RESEND_MARGIN_MS, limit),
     now,
   });
 

@@ -278,8 +278,8 @@ describeEachBackend('ping ingestion, hostile input and faults', (backend) => {
     const old = { ping: 10, lobby: 'old', at: Date.now() - 29 * DAY };
     assert.equal((await post(PLAYER, [old, recent])).statusCode, 200);
     const before = await days(PLAYER);
-    // The old sample ages past the retention: the job deletes rows by their time.
-    await sql`update ping_samples set at = at - ${2 * DAY} where lobby = 'old'`.execute(app.db);
+    // The old sample ages past the retention and its day of margin: the job deletes rows by their time.
+    await sql`update ping_samples set at = at - ${3 * DAY} where lobby = 'old'`.execute(app.db);
     await app.ready();
     for (let waited = 0; waited < 10_000; waited += 50) {
       if (logs.lines.some((line) => line.msg === 'periodic job ran' && line.job === 'ping-sample-retention'))

@@ -5,6 +5,8 @@ import { sql } from 'kysely';
 import { loadConfig } from '../../../src/config.js';
 import { migrations } from '../../../src/migrations.js';
 import { createPingRepository } from '../../../src/modules/ping/ping.repository.js';
+import { createPingService } from '../../../src/modules/ping/ping.service.js';
+import { RESEND_MARGIN_MS } from '../../../src/modules/ping/ping-writes.service.js';
 import { createDatabase, type Database } from '../../../src/platform/db/database.js';
 import { migrateToLatest } from '../../../src/platform/db/migrator.js';
 import { executorOf } from '../../../src/platform/db/transactions.js';
@@ -12,6 +14,7 @@ import { MAX_PROBLEMS } from '../../../src/platform/errors.js';
 import { describeEachBackend, describeOrSkip } from '../../helpers/backends.js';
 import { buildTestApp, deferClose } from '../../helpers/build-test-app.js';
 import { skipOn } from '../../helpers/environment.js';
+import { createFakeClock } from '../../helpers/fake-clock.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { eventually } from '../../helpers/poll.js';
 import { problems } from '../../helpers/replies.js';
@@ -268,6 +271,55 @@ describeEachBackend('ping samples are stored once', (backend) => {
     // Within the minute: taken.
     const near = await post(PLAYER, [{ ...good, at: Date.now() + 30_000 }]);
     assert.deepEqual(near.json(), { player: PLAYER, stored: 1, duplicates: 0 });
+  });
+});
+
+describeEachBackend('ping samples are stored once, whatever the retention deleted meanwhile', (backend) => {
+  it('keeps a raw sample a day past the window it is accepted in, so that a resend waiting for its commit finds it', async (t) => {
+    const database = await createTestDatabase(backend.dialect);
+    deferClose(t, () => database.drop());
+    const config = loadConfig({ DATABASE_URL: database.url });
+    const db = createDatabase(config.database);
+    deferClose(t, () => db.destroy());
+    await migrateToLatest(db, migrations);
+    const clock = createFakeClock(Date.UTC(2026, 10, 22, 12));
+    const resolving: (() => void)[] = [];
+    const service = createPingService({
+      db: executorOf(db),
+      // A username resolves when the test says so (a slow Mojang); a UUID at once.
+      players: {
+        uuidOf: async (player) => {
+          if (player !== PLAYER) await new Promise<void>((resolve) => resolving.push(resolve));
+          return PLAYER;
+        },
+      },
+      settings: config.ping,
+      now: clock.now,
+    });
+    deferClose(t, () => service.close());
+    const window = config.ping.retentionDays * DAY;
+    // Just inside the window it is accepted in.
+    const edge = { ping: 50, lobby: 'edge', at: clock.now() - window + 100 };
+    assert.deepEqual(await service.ingest(PLAYER, [edge], OWNER), { uuid: PLAYER, stored: 1, duplicates: 0 });
+
+    // Sent again (a retry), naming the player by name: accepted, then waiting for its name while the
+    // sample leaves the window and the retention runs.
+    const resent = service.ingest('Minikloon', [edge], OWNER);
+    await eventually('the resend waits for its name', () => resolving.length === 1);
+    await clock.advance(1000);
+    assert.equal(await service.deleteExpired(), 0, 'kept past the window');
+    for (const resolve of resolving) resolve();
+    assert.deepEqual(await resent, { uuid: PLAYER, stored: 0, duplicates: 1 });
+    const [day] = (await service.history(PLAYER, {}, OWNER)).days;
+    assert.equal(day?.samples, 1, 'one sample, counted once');
+    assert.equal(day?.historyJson, '[50]');
+
+    // The margin is a day: the row goes once the sample is older than the window and a day.
+    await clock.advance(RESEND_MARGIN_MS + 100 - 1000);
+    assert.equal(await service.deleteExpired(), 0, 'at the margin, kept');
+    await clock.advance(1);
+    assert.equal(await service.deleteExpired(), 1, 'past it, deleted');
+    assert.equal((await service.history(PLAYER, {}, OWNER)).days[0]?.samples, 1, 'the day stays');
   });
 });
 

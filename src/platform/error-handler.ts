@@ -42,7 +42,8 @@ export function toAppError(error: unknown): AppError {
   if (isDatabaseUnavailable(error)) {
     return AppError.of(ErrorKinds.DEPENDENCY_UNAVAILABLE, {
       reason: 'The database is unavailable; try again shortly.',
-      developerReason: 'the database did not answer; retry after the Retry-After seconds',
+      developerReason:
+        'the database cannot serve this now (unreachable, busy, or unable to write); retry after the Retry-After seconds',
       headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
     });
   }

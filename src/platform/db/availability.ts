@@ -28,6 +28,14 @@ const NETWORK_CODES = new Set([
 ]);
 /** SQLite's: another connection holds the write lock past the busy timeout. */
 const SQLITE_UNAVAILABLE_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED']);
+/**
+ * A database there, answering reads, that cannot write now: its disk full or failing, its file or server
+ * read-only (PostgreSQL: 53100 disk full, 53200 out of memory, 58030 I/O error, 25006 a read-only
+ * transaction, as on a standby after a failover; SQLite: SQLITE_FULL, SQLITE_IOERR_*, SQLITE_READONLY_*).
+ * An outage for its operator to end, answered 503, never a bug's 500.
+ */
+const CANNOT_WRITE_CODE =
+  /^(53100|53200|58030|25006|SQLITE_FULL|SQLITE_IOERR(_\w+)?|SQLITE_READONLY(_\w+)?)$/;
 /** node-postgres says these in words only, with no code. */
 const PG_CONNECTION_MESSAGES =
   /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Connection terminated due to connection timeout)/;
@@ -41,7 +49,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (error instanceof DatabaseSilent) return true;
   const { code, syscall } = error as { code?: unknown; syscall?: unknown };
   if (typeof code === 'string') {
-    if (PG_UNAVAILABLE_CODE.test(code) || SQLITE_UNAVAILABLE_CODES.has(code)) return true;
+    if (PG_UNAVAILABLE_CODE.test(code) || SQLITE_UNAVAILABLE_CODES.has(code) || CANNOT_WRITE_CODE.test(code))
+      return true;
     // Only a socket's own system error (it names the call: connect, read, getaddrinfo): a client that hangs
     // up mid-body is an ECONNRESET too ("aborted"), and is no outage of ours.
     if (NETWORK_CODES.has(code) && typeof syscall === 'string') return true;
@@ -57,14 +66,16 @@ const BUSY_MESSAGE = /^timeout exceeded when trying to connect/;
 /**
  * Whether an error says the database cannot be reached from here at all (its server down or gone, a
  * connection refused or cut), as opposed to one that is there but busy (the pool's connections all taken
- * past its timeout, the server refusing more connections): a busy database still takes other clients'
- * writes. Both are answered 503 (`isDatabaseUnavailable`); only this one may be waited out on what was kept.
+ * past its timeout, the server refusing more connections) or cannot write (a full disk): a busy database
+ * still takes other clients' writes, and one that cannot write still answers reads. All are answered 503
+ * (`isDatabaseUnavailable`); only this one may be waited out on what was kept.
  */
 export function isDatabaseUnreachable(error: unknown): boolean {
   if (error instanceof AggregateError) return error.errors.some(isDatabaseUnreachable);
   if (!(error instanceof Error) || !isDatabaseUnavailable(error)) return false;
   const { code } = error as { code?: unknown };
-  return !(typeof code === 'string' && BUSY_CODES.has(code)) && !BUSY_MESSAGE.test(error.message);
+  if (typeof code === 'string' && (BUSY_CODES.has(code) || CANNOT_WRITE_CODE.test(code))) return false;
+  return !BUSY_MESSAGE.test(error.message);
 }
 
 /** How long the start waits between two tries of the database. */

@@ -178,6 +178,9 @@ function createPrivately(path: string): void {
   if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
 }
 
+/** A statement that does nothing (what a rollback becomes when SQLite has rolled back already). */
+const NOTHING = 'select 1 where 0';
+
 /** Prepared statements kept per connection: queries are few and repeat (a token check on every request). */
 const SQLITE_STATEMENTS_KEPT = 500;
 
@@ -193,7 +196,11 @@ function withStatementCache(connection: SQLite.Database): SqliteDatabase {
       // Every transaction here writes, so each takes the write lock as it begins (waiting up to the busy
       // timeout for another process's). Kysely begins deferred: a transaction that reads before it writes
       // would then fail at once with SQLITE_BUSY if another process wrote in between.
-      const sql = text === 'begin' ? 'begin immediate' : text;
+      let sql = text === 'begin' ? 'begin immediate' : text;
+      // SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM);
+      // Kysely's own rollback then failed with "cannot rollback - no transaction is active", and that error
+      // replaced the one that said why: a full disk was logged and answered as a bug. Nothing to roll back.
+      if (sql === 'rollback' && !connection.inTransaction) sql = NOTHING;
       let statement = statements.get(sql);
       if (!statement) {
         statement = connection.prepare(sql);

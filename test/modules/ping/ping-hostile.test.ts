@@ -269,6 +269,43 @@ describeEachBackend('ping ingestion, hostile input and faults', (backend) => {
     assert.doesNotMatch(reply.body, /history|\[1,2/);
   });
 
+  it('answers 503 with Retry-After while the database cannot write (a full disk), says why, and stores again after', async (t) => {
+    const { post, app, count, days, logs } = await setupPing(t, fake, backend);
+    const at = Date.now() - MINUTE;
+    const batch = (lobby: string) => Array.from({ length: 500 }, (_, index) => ({ ping: index, lobby, at }));
+    assert.equal((await post(PLAYER, batch('first'))).statusCode, 200);
+    const before = await days(PLAYER);
+    // SQLite: the file may not grow a page (SQLite answers SQLITE_FULL, as on a full disk, and rolls the
+    // transaction back by itself); PostgreSQL: the server's own "disk full" (53100) on every new sample.
+    if (backend.dialect === 'sqlite') {
+      const pages = (await sql<{ page_count: number }>`pragma page_count`.execute(app.db)).rows[0]
+        ?.page_count;
+      await sql.raw(`pragma max_page_count = ${pages}`).execute(app.db);
+    } else {
+      await sql`create function disk_full() returns trigger language plpgsql as $$
+        begin raise exception 'could not extend file: No space left on device' using errcode = 'disk_full'; end $$`.execute(
+        app.db,
+      );
+      await sql`create trigger disk_full before insert on ping_samples execute function disk_full()`.execute(
+        app.db,
+      );
+    }
+    const refused = await post(PLAYER, batch('refused'));
+    assert.equal(refused.statusCode, 503, refused.body);
+    assert.equal(problems(refused)[0]?.name, 'DEPENDENCY_UNAVAILABLE');
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    const warned = logs.lines.find((line) => line.msg === 'database unavailable; answered 503');
+    assert.match(String(warned?.reason), /full|No space/, JSON.stringify(warned));
+    assert.ok(!logs.lines.some((line) => Number(line.level) >= 50), 'no error logged: an outage, not a bug');
+    assert.deepEqual(await days(PLAYER), before, 'reads go on');
+
+    if (backend.dialect === 'sqlite') await sql.raw('pragma max_page_count = 1073741823').execute(app.db);
+    else await sql`drop trigger disk_full on ping_samples`.execute(app.db);
+    const again = await post(PLAYER, batch('refused'));
+    assert.deepEqual(again.json(), { player: PLAYER, stored: 500, duplicates: 0 });
+    assert.equal(await count('ping_samples'), 1000, 'the refused batch was not half stored');
+  });
+
   it('deletes raw samples older than the retention and keeps the days they made', async (t) => {
     const { post, app, count, days, logs } = await setupPing(t, fake, backend, {
       RETENTION_JOB_INTERVAL_SECONDS: '1',

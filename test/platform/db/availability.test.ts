@@ -27,6 +27,25 @@ describe('isDatabaseUnavailable', () => {
     assert.equal(isDatabaseUnreachable(new DatabaseSilent(10)), true);
   });
 
+  it('is true for a database that cannot write now: a full disk, an I/O error, a read-only file or standby', () => {
+    for (const code of ['53100', '53200', '58030', '25006'])
+      assert.equal(isDatabaseUnavailable(errorWith('cannot write', { code })), true, code);
+    for (const code of [
+      'SQLITE_FULL',
+      'SQLITE_IOERR',
+      'SQLITE_IOERR_WRITE',
+      'SQLITE_READONLY',
+      'SQLITE_READONLY_DBMOVED',
+    ])
+      assert.equal(isDatabaseUnavailable(errorWith('cannot write', { code })), true, code);
+    // Reads still work: not unreachable (token records kept are not trusted over it).
+    for (const code of ['53100', '25006', 'SQLITE_FULL', 'SQLITE_IOERR_FSYNC'])
+      assert.equal(isDatabaseUnreachable(errorWith('cannot write', { code })), false, code);
+    // Codes that merely start alike are bugs, not outages.
+    for (const code of ['531000', 'SQLITE_FULLER', 'SQLITE_ERROR', 'SQLITE_CONSTRAINT_TRIGGER'])
+      assert.equal(isDatabaseUnavailable(errorWith('wrong', { code })), false, code);
+  });
+
   it('is false for a wrong statement, a client that hung up, and anything else', () => {
     assert.equal(isDatabaseUnavailable(errorWith('syntax error', { code: '42601' })), false);
     assert.equal(isDatabaseUnavailable(errorWith('duplicate key', { code: '23505' })), false);

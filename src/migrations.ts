@@ -16,6 +16,7 @@ import { portalSessions } from './modules/portal/migrations/0016-portal-sessions
 import { tokens } from './modules/tokens/migrations/0001-tokens.js';
 import { tokenChanges } from './modules/tokens/migrations/0008-token-changes.js';
 import { tokenKeys } from './modules/tokens/migrations/0014-token-keys.js';
+import { tokenChainEnds } from './modules/tokens/migrations/0020-token-chain-ends.js';
 import { leases } from './platform/db/migrations/0005-leases.js';
 import type { Migrations } from './platform/db/migrator.js';
 
@@ -44,4 +45,5 @@ export const migrations: Migrations = {
   '0017-owner-usage': ownerUsage,
   '0018-ping-revisions': pingRevisions,
   '0019-player-history': playerHistory,
+  '0020-token-chain-ends': tokenChainEnds,
 };

@@ -76,6 +76,22 @@ export function createSessionsRepository(executor: Executor) {
       );
     },
 
+    /**
+     * The session's expiry if it is live at `now`, its row held until the caller's transaction ends (an
+     * update that changes nothing): a sign-out at the same moment waits for it, or ended it first.
+     */
+    async holdLiveSession(idHash: string, now: number): Promise<number | undefined> {
+      const row = await db
+        .updateTable('portal_sessions')
+        .set((set) => ({ expires_at: set.ref('expires_at') }))
+        .where('id_hash', '=', idHash)
+        .where('ended_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning('expires_at')
+        .executeTakeFirst();
+      return row && Number(row.expires_at);
+    },
+
     async endSession(idHash: string, now: number): Promise<void> {
       await db
         .updateTable('portal_sessions')

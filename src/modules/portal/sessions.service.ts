@@ -3,7 +3,7 @@ import { generateState } from 'arctic';
 import type { Grant } from '../../platform/auth/grants.js';
 import { hashSecret } from '../../platform/auth/secret-hash.js';
 import type { SessionAuthenticator } from '../../platform/auth/session.js';
-import type { Executor } from '../../platform/db/transactions.js';
+import { type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, ErrorKinds } from '../../platform/errors.js';
 import type { DiscordClient } from '../../upstream/discord.js';
 import type { IssuedToken, TokensService } from '../tokens/tokens.service.js';
@@ -57,7 +57,8 @@ export interface SessionsService extends SessionAuthenticator {
   signOut(sessionId: string): Promise<void>;
   /**
    * A token with no grant for the session's owner: it may apply for access, follow their applications and
-   * manage their keys. It ends with the session (signing out revokes it, and what was refreshed from it).
+   * manage their keys. It ends with the session: signing out revokes it and what was refreshed from it, and
+   * neither it nor a refresh of it outlives the session's expiry.
    */
   identityToken(owner: bigint, sessionId: string): Promise<IssuedToken>;
   /** Deletes expired sign-ins and sessions. */
@@ -174,12 +175,28 @@ export function createSessionsService({
       };
     },
 
-    async signOut(sessionId) {
-      await repository.endSession(hashSecret(sessionId), now());
-      await tokens.revokeKey(sourceOf(sessionId));
-    },
+    // The session ends and its tokens are revoked together; an identity token asked for at the same moment
+    // is recorded before (and so revoked) or refused (identityToken holds the session's row).
+    signOut: (sessionId) =>
+      inTransaction(db, async (transaction) => {
+        await createSessionsRepository(transaction).endSession(hashSecret(sessionId), now());
+        await tokens.revokeKey(sourceOf(sessionId), { within: transaction });
+      }),
 
-    identityToken: (owner, sessionId) => tokens.issue(owner, [], { keyId: sourceOf(sessionId) }),
+    identityToken: (owner, sessionId) =>
+      inTransaction(db, async (transaction) => {
+        const endsAt = await createSessionsRepository(transaction).holdLiveSession(
+          hashSecret(sessionId),
+          now(),
+        );
+        if (endsAt === undefined || endsAt - now() < 1000) {
+          throw AppError.of(ErrorKinds.SESSION_INVALID, {
+            developerReason: 'the portal session ended or expired: sign in again',
+          });
+        }
+        // The token and its refreshes end with the session, however it ends.
+        return tokens.issue(owner, [], { keyId: sourceOf(sessionId), within: transaction, endsAt });
+      }),
 
     purge: () => repository.purge(now()),
   };

@@ -17,6 +17,8 @@ export interface TokenRecord {
    * identity tokens); null when an operator issued it. Ending it ends the chain.
    */
   readonly keyId: string | null;
+  /** When the chain ends, if it does (a portal session's end): no token of it expires later or is refreshed after. */
+  readonly chainEndsAt: number | null;
   readonly issuedAt: number;
   readonly expiresAt: number;
   readonly rotatedAt: number | null;
@@ -42,6 +44,7 @@ export function createTokensRepository(executor: Executor) {
           chain_id: token.chainId,
           rotated_from: token.rotatedFrom,
           key_id: token.keyId,
+          chain_ends_at: token.chainEndsAt,
           issued_at: token.issuedAt,
           expires_at: token.expiresAt,
         })
@@ -127,6 +130,7 @@ function toRecord(row: Selectable<TokensTable>): TokenRecord {
     chainId: row.chain_id,
     rotatedFrom: row.rotated_from,
     keyId: row.key_id,
+    chainEndsAt: row.chain_ends_at === null ? null : Number(row.chain_ends_at),
     issuedAt: Number(row.issued_at),
     expiresAt: Number(row.expires_at),
     rotatedAt: row.rotated_at === null ? null : Number(row.rotated_at),

@@ -27,6 +27,11 @@ export interface IssueOptions {
    * ends the token and its refreshes.
    */
   readonly keyId?: string;
+  /**
+   * When the chain ends (epoch ms; a portal session's end): the token and every refresh of it expire by
+   * then, and none is refreshed after it. It must be at least a second after now.
+   */
+  readonly endsAt?: number;
 }
 
 export interface TokensService extends Authenticator {
@@ -212,9 +217,20 @@ export function createTokensService({
     );
   }
 
+  /**
+   * A lifetime of `ttlSeconds` cut to the chain's end, if it has one (a token's times are whole seconds:
+   * it expires at or before the end); 0 when less than a second of the chain is left.
+   */
+  const lifetimeWithin = (ttlSeconds: number, chainEndsAt: number | null): number =>
+    chainEndsAt === null
+      ? ttlSeconds
+      : Math.max(0, Math.min(ttlSeconds, Math.floor(chainEndsAt / 1000) - Math.floor(now() / 1000)));
+
   return {
-    async issue(owner, grants, { ttlSeconds = settings.tokenTtlSeconds, within, keyId } = {}) {
-      const { jti, claims, issued } = await sign({ owner, grants }, ttlSeconds);
+    async issue(owner, grants, { ttlSeconds = settings.tokenTtlSeconds, within, keyId, endsAt } = {}) {
+      const lifetime = lifetimeWithin(ttlSeconds, endsAt ?? null);
+      if (lifetime === 0) throw new Error('a token was asked for a chain ending within a second');
+      const { jti, claims, issued } = await sign({ owner, grants }, lifetime);
       await createTokensRepository(within ?? db).insert({
         jti,
         owner,
@@ -222,6 +238,7 @@ export function createTokensService({
         chainId: jti,
         rotatedFrom: null,
         keyId: keyId ?? null,
+        chainEndsAt: endsAt ?? null,
         issuedAt: claims.issuedAt * 1000,
         expiresAt: claims.expiresAt * 1000,
       });
@@ -240,7 +257,15 @@ export function createTokensService({
       }
       const record = await usableRecord(claims);
       if (record.rotatedAt !== null) return (await currentWithinGrace(record)) ?? reuseDetected(record);
-      const { jti, claims: next, issued } = await sign(record, settings.tokenTtlSeconds);
+      const lifetime = lifetimeWithin(settings.tokenTtlSeconds, record.chainEndsAt);
+      if (lifetime === 0) {
+        throw unauthorized(
+          ErrorKinds.TOKEN_EXPIRED,
+          `the token's chain ended at ${new Date(record.chainEndsAt ?? 0).toISOString()} (the portal session ` +
+            'that gave it ended): get a new token',
+        );
+      }
+      const { jti, claims: next, issued } = await sign(record, lifetime);
       const successor: NewToken = {
         jti,
         owner: record.owner,
@@ -248,6 +273,7 @@ export function createTokensService({
         chainId: record.chainId,
         rotatedFrom: record.jti,
         keyId: record.keyId,
+        chainEndsAt: record.chainEndsAt,
         issuedAt: next.issuedAt * 1000,
         expiresAt: next.expiresAt * 1000,
       };

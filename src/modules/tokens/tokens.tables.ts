@@ -23,6 +23,8 @@ export type TokensTable = {
    * identity token; null when an operator issued it.
    */
   key_id: Generated<string | null>;
+  /** When the chain ends (a portal session's end), if it does: no token of it outlives it. */
+  chain_ends_at: Generated<number | null>;
   issued_at: number;
   expires_at: number;
   rotated_at: Generated<number | null>;

@@ -424,6 +424,62 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
     assert.equal((await me(kept)).statusCode, 200, "another session's stays");
   });
 
+  it('ends every identity token asked for while signing out: each is recorded before the end, or refused', async (t) => {
+    const { app, signIn, withSession } = await setup(t, backend);
+    const me = (token: string) => app.inject({ method: 'GET', url: '/auth/me', headers: bearer(token) });
+    const given: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      const alice = await signIn(ALICE);
+      // The sign-out sent while requests for tokens are under way: once the first of them is answered.
+      const asked = Array.from({ length: 8 }, () => withSession('POST', '/auth/session/token', alice));
+      await Promise.race(asked);
+      const out = await withSession('POST', '/auth/logout', alice);
+      assert.equal(out.statusCode, 204, out.body);
+      const answers = await Promise.all(asked);
+      for (const answer of answers) {
+        if (answer.statusCode === 200) given.push(json(answer).token);
+        else assert.equal(problemName(answer), 'SESSION_INVALID', answer.body);
+      }
+    }
+    assert.ok(given.length > 0, 'some were given before the sign-out');
+    for (const token of given) {
+      assert.equal(problemName(await me(token)), 'TOKEN_REVOKED', 'ended with the session');
+      const refreshed = await app.inject({ method: 'POST', url: '/auth/refresh', payload: { token } });
+      assert.equal(refreshed.statusCode, 401, refreshed.body);
+    }
+  });
+
+  it('an identity token and its refreshes end when the session expires, signed out or not', async (t) => {
+    const { app, signIn, withSession } = await setup(t, backend);
+    const alice = await signIn(ALICE);
+    // The session has two seconds left.
+    const endsAt = Date.now() + 2000;
+    await sql`update portal_sessions set expires_at = ${endsAt}`.execute(app.db);
+    const issued = json(await withSession('POST', '/auth/session/token', alice));
+    const expiry = (token: string) => Number(decodeJwt(token).exp) * 1000;
+    assert.ok(expiry(issued.token) <= endsAt, `${expiry(issued.token)} after the session's end ${endsAt}`);
+    assert.equal(Date.parse(issued.expires_at), expiry(issued.token));
+    const refresh = (token: string) =>
+      app.inject({ method: 'POST', url: '/auth/refresh', payload: { token } });
+    const refreshed = await refresh(issued.token);
+    assert.equal(refreshed.statusCode, 200, refreshed.body);
+    assert.ok(expiry(json(refreshed).token) <= endsAt, 'a refresh does not outlive the session either');
+    await new Promise((resolve) => setTimeout(resolve, endsAt - Date.now() + 10));
+    // Within the refresh window of its own expiry, but the chain has ended: no refresh.
+    const late = await refresh(json(refreshed).token);
+    assert.equal(late.statusCode, 401, late.body);
+    assert.equal(problemName(late), 'TOKEN_EXPIRED');
+    assert.match(json(late).extra[0].developer_reason, /portal session that gave it ended/);
+    // And none is given by a session with less than a second left.
+    const again = await signIn(ALICE);
+    await sql`update portal_sessions set expires_at = ${Date.now() + 500} where ended_at is null and expires_at > ${Date.now() + 5000}`.execute(
+      app.db,
+    );
+    const refused = await withSession('POST', '/auth/session/token', again);
+    assert.equal(refused.statusCode, 401, refused.body);
+    assert.equal(problemName(refused), 'SESSION_INVALID');
+  });
+
   it("keeps Discord's names showable: no control or bidirectional characters, 64 whole characters", async (t) => {
     const { signIn } = await setup(t, backend);
     const emoji = '😀'.repeat(70);

@@ -38,10 +38,12 @@ const REDIRECT_HEADERS: HeaderDocs = {
   },
   ...RATE_LIMIT_HEADERS,
 };
-/** The callback's errors once it has read the state cookie: the cookie is spent (cleared) whatever comes next. */
+/** The callback's errors: the state cookie is spent (cleared) when it was this sign-in's, whatever comes next. */
 const STATE_CLEARED: HeaderDocs = {
   'Set-Cookie': {
-    description: 'The sign-in’s state cookie cleared, once the callback has read it: it is spent.',
+    description:
+      'The sign-in’s state cookie cleared when it holds this sign-in’s state: it is spent. A cookie of another ' +
+      'sign-in (started later in the same browser) is left for it.',
     schema: { type: 'string', pattern: `^${STATE_COOKIE}=;` },
   },
 };
@@ -138,8 +140,10 @@ export const signInRoutes =
       async (request, reply) => {
         const { code, state, error } = request.query;
         const stateCookie = parseCookie(request.headers.cookie ?? '')[STATE_COOKIE];
-        // The state cookie is spent, whatever comes next.
-        reply.header('set-cookie', cookie(STATE_COOKIE, '', 0, CALLBACK_PATH));
+        // This sign-in's state cookie is spent, whatever comes next. Another's (a sign-in started later in
+        // another tab, which replaced this one's cookie) stays, so that one can still finish.
+        if (stateCookie !== undefined && stateCookie === state)
+          reply.header('set-cookie', cookie(STATE_COOKIE, '', 0, CALLBACK_PATH));
         if (error !== undefined) return redirect(reply, `${PORTAL_HOME}?sign_in=denied`);
         const finished = await sessions.finishSignIn({
           ...(state === undefined ? {} : { state }),

@@ -224,6 +224,22 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
     assert.equal(discord.tokenRequests.at(-1)?.status, 400);
   });
 
+  it('two sign-ins started in one browser (two tabs): the one whose cookie the browser holds still finishes', async (t) => {
+    const { goToDiscord, callback } = await setup(t, backend);
+    const tabA = await goToDiscord(ALICE);
+    const tabB = await goToDiscord(ALICE);
+    // One cookie jar: B's state cookie replaced A's. A comes back first and is refused...
+    const a = await callback(tabA.query, tabB.stateCookie);
+    assert.equal(a.statusCode, 400, a.body);
+    assert.equal(problemName(a), 'SIGN_IN_STATE_INVALID');
+    assert.equal(setCookie(a, 'pds_sign_in'), undefined, "B's cookie is left for B");
+    // ...and B, with the cookie the browser still holds, signs in; its cookie is spent then.
+    const b = await callback(tabB.query, tabB.stateCookie);
+    assert.equal(b.statusCode, 302, b.body);
+    assert.ok(setCookie(b, 'pds_session'));
+    assert.equal(setCookie(b, 'pds_sign_in')?.value, '');
+  });
+
   it('refuses a code whose PKCE verifier does not match its challenge', async (t) => {
     const { goToDiscord, discord, databaseUrl } = await setup(t, backend);
     const { query, stateCookie } = await goToDiscord(ALICE);

@@ -1,5 +1,6 @@
 import { ArcticFetchError, CodeChallengeMethod, OAuth2Client, OAuth2RequestError } from 'arctic';
 import { AppError, ErrorKinds } from '../platform/errors.js';
+import type { Logger } from '../platform/logger.js';
 import { parseSnowflake } from '../platform/snowflake.js';
 
 /** What the service knows of a Discord user once they signed in. */
@@ -28,10 +29,22 @@ export interface DiscordClient {
   /**
    * Exchanges the code Discord gave the browser (with the verifier of its challenge), and asks who signed
    * in. 400 SIGN_IN_REJECTED when Discord refuses the code (used, expired, wrong verifier); 502
-   * DISCORD_UNAVAILABLE when it cannot be reached or answers nonsense.
+   * DISCORD_UNAVAILABLE when it cannot be reached, answers nonsense, or refuses this service's own client.
    */
   identify(code: string, codeVerifier: string): Promise<DiscordUser>;
 }
+
+/**
+ * Discord's answers to a code exchange that say this service is set up wrong, not that the code is bad:
+ * its client ID or secret (`invalid_client`, `unauthorized_client`), or what it asks for. No sign-in can
+ * succeed until an operator fixes the configuration, so they are the service's failure (502), logged.
+ */
+const MISCONFIGURED = new Set([
+  'invalid_client',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+]);
 
 /** Only the user's identity is asked for: their ID and names. */
 const SCOPES = ['identify'];
@@ -40,7 +53,7 @@ const SCOPES = ['identify'];
  * Discord's OAuth2, through arctic's generic client (its Discord provider has the endpoints built in; the
  * tests put a fake Discord on 127.0.0.1 in their place).
  */
-export function createDiscordClient(settings: DiscordSettings): DiscordClient {
+export function createDiscordClient(settings: DiscordSettings, log: Pick<Logger, 'error'>): DiscordClient {
   const oauth = new OAuth2Client(settings.clientId, settings.clientSecret, settings.redirectUri);
   const endpoint = (path: string) => `${settings.apiUrl}${path}`;
 
@@ -52,6 +65,15 @@ export function createDiscordClient(settings: DiscordSettings): DiscordClient {
       );
       return tokens.accessToken();
     } catch (error) {
+      if (error instanceof OAuth2RequestError && MISCONFIGURED.has(error.code)) {
+        log.error(
+          { code: error.code },
+          'Discord refused the service’s own OAuth2 client at the code exchange: check DISCORD_CLIENT_ID and DISCORD_CLIENT_SECRET',
+        );
+        throw unavailable(
+          `Discord refused this service's OAuth2 client (${error.code}): its operator must fix its configuration`,
+        );
+      }
       if (error instanceof OAuth2RequestError) {
         throw AppError.of(ErrorKinds.SIGN_IN_REJECTED, {
           developerReason: `Discord refused the authorization code (${error.code}): it was used already, has expired, or its PKCE verifier does not match`,

@@ -46,7 +46,7 @@ export function createPortalModule({
   const service = createSessionsService({
     db,
     verifierKey,
-    discord: createDiscordClient(settings.discord),
+    discord: createDiscordClient(settings.discord, log),
     tokens,
     settings,
   });

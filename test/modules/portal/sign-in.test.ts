@@ -327,6 +327,26 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
     assert.equal(back.headers.location, '/portal/applications', 'a portal page is fine');
   });
 
+  it('a Discord that refuses the service’s own client (a wrong secret) is the service’s 502, logged, not the user’s 400', async (t) => {
+    const { goToDiscord, callback, discord, logs } = await setup(t, backend, {
+      DISCORD_CLIENT_SECRET: 'not-the-secret',
+    });
+    const { query, stateCookie } = await goToDiscord(ALICE);
+    const failed = await callback(query, stateCookie);
+    assert.equal(failed.statusCode, 502, failed.body);
+    assert.equal(problemName(failed), 'DISCORD_UNAVAILABLE');
+    assert.match(
+      json(failed).extra[0].developer_reason,
+      /refused this service's OAuth2 client \(invalid_client\)/,
+    );
+    assert.doesNotMatch(failed.body, /not-the-secret/);
+    assert.equal(discord.tokenRequests.at(-1)?.status, 401);
+    const logged = logs.lines.find((line) => line.level === 'error');
+    assert.match(String(logged?.msg), /check DISCORD_CLIENT_ID and DISCORD_CLIENT_SECRET/);
+    assert.equal(logged?.code, 'invalid_client');
+    assert.ok(!logs.raw.join('').includes('not-the-secret'), 'the secret is never logged');
+  });
+
   it('a refusal on Discord goes back to the portal, signed out; Discord failing midway is a 502, never a 500', async (t) => {
     const { goToDiscord, callback, discord } = await setup(t, backend, { UPSTREAM_TIMEOUT_MS: '300' });
     discord.deny(true);

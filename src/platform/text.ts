@@ -5,7 +5,8 @@ import { type TString, Type } from 'typebox';
  * Text a client gives the service to keep (names, descriptions, reasons), as a schema. Lengths count
  * characters (code points). Control characters are refused, since PostgreSQL cannot store U+0000 and the
  * others only garble logs and terminals; so are lone surrogates (half of a UTF-16 pair), which no UTF-8
- * store keeps as sent. Multi-line text may hold tabs and line breaks. Text that must not be empty
+ * store keeps as sent. Multi-line text may hold tabs and line breaks; a single line none (U+2028 and U+2029,
+ * Unicode's line and paragraph separators, included). Text that must not be empty
  * (`minLength` 1 or more) must hold something visible: white space and zero-width characters alone are
  * as empty as nothing (a blank username would match any blank name).
  *
@@ -28,7 +29,8 @@ type TextMode = 'line' | 'lines' | 'visible-line' | 'visible-lines';
 
 /** C1 controls, bidirectional overrides and isolates (text that reorders what follows it), lone surrogates. */
 const ALWAYS_REFUSED = '\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069\\ud800-\\udfff';
-const CONTROLS = `\\u0000-\\u001f${ALWAYS_REFUSED}`;
+/** A line holds no line break: Unicode's line and paragraph separators (U+2028, U+2029) are ones too. */
+const CONTROLS = `\\u0000-\\u001f\\u2028\\u2029${ALWAYS_REFUSED}`;
 const CONTROLS_BUT_LINE_BREAKS = `\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f${ALWAYS_REFUSED}`;
 /**
  * White space, and the characters that show nothing: Unicode's default-ignorable ones (zero-width space

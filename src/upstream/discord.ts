@@ -122,8 +122,11 @@ export function createDiscordClient(settings: DiscordSettings, log: Pick<Logger,
   };
 }
 
-/** Control characters (C0, C1) and the invisible bidirectional controls, which would reorder what follows. */
-const UNSHOWABLE = /[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+/**
+ * Control characters (C0, C1), Unicode's line and paragraph separators, and the invisible bidirectional
+ * controls, which would reorder what follows.
+ */
+const UNSHOWABLE = /[\p{Cc}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
 const NAME_CHARACTERS = 64;
 
 /** A name as the portal shows it: without unshowable characters, at most 64 characters (whole ones). */

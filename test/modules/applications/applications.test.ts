@@ -186,6 +186,8 @@ describeEachBackend('developer applications', (backend) => {
       ['a blank name', { name: ' \t ', grants: ['player:read'] }, ['body/name']],
       ['a NUL in the name', { name: 'a\u0000b', grants: ['player:read'] }, ['body/name']],
       ['a line break in the name', { name: 'a\nb', grants: ['player:read'] }, ['body/name']],
+      ['a line separator in the name', { name: 'a\u2028b', grants: ['player:read'] }, ['body/name']],
+      ['a paragraph separator in the name', { name: 'a\u2029b', grants: ['player:read'] }, ['body/name']],
       ['a lone surrogate', { name: 'a\ud800b', grants: ['player:read'] }, ['body/name']],
       ['a C1 control', { name: 'a\u0085\u009b[31m', grants: ['player:read'] }, ['body/name']],
       ['a right-to-left override', { name: 'a\u202eb', grants: ['player:read'] }, ['body/name']],

@@ -521,7 +521,7 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
     const emoji = '😀'.repeat(70);
     const session = await signIn({
       id: '666666666666666666',
-      username: 'ev\u0000il\u202e',
+      username: 'ev\u0000i\u2028l\u202e',
       global_name: `\u202e${emoji}`,
     });
     const body = json(session.info);

@@ -128,8 +128,19 @@ const SECRET_PARAMS = new Set([...SECRET_KEYS, 'code', 'state', 'key']);
  * the service's own parameters has one.
  */
 const SECRET_PARAM_PARTS = /key|token|secret|pass|sig|auth|session|cookie|csrf|jwt|credential|bearer/i;
+/** A parameter's name is secret when one of its words is (`code[x]`, `code%00` are `code`) or holds a part. */
 const isSecretParam = (name: string): boolean =>
-  SECRET_PARAMS.has(name.toLowerCase()) || SECRET_PARAM_PARTS.test(name);
+  SECRET_PARAM_PARTS.test(name) ||
+  name
+    .toLowerCase()
+    .split(/[^a-z0-9_]+/)
+    .some((word) => SECRET_PARAMS.has(word));
+/**
+ * The service's credentials have shapes of their own, redacted wherever a URL holds them (a careless
+ * client's path, a parameter of any name): an application key (`pds_` and 43 base64url characters) and a
+ * token (a JWT: its header and payload are base64url JSON, `eyJ...`).
+ */
+const CREDENTIALS = /pds_[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]*)?/g;
 
 export const REDACTED = '[redacted]';
 const MAX_DEPTH = 12;
@@ -172,18 +183,21 @@ function errorFields(error: Error): Record<string, unknown> {
   return { ...error, type: error.name, message: error.message, stack: error.stack };
 }
 
-/** A URL with the values of secret-named query parameters replaced. */
+/**
+ * A URL with the values of secret-named query parameters replaced, and anything shaped like a credential
+ * of the service. Parameters are taken apart at `&`, `;` and any later `?`, as some parsers do.
+ */
 export function redactUrl(url: string): string {
-  const query = url.indexOf('?');
-  if (query === -1) return url;
-  const params = url
-    .slice(query + 1)
-    .split('&')
-    .map((pair) => {
-      const name = pair.split('=', 1)[0] ?? '';
-      return isSecretParam(safeDecode(name)) ? `${name}=${REDACTED}` : pair;
-    });
-  return `${url.slice(0, query)}?${params.join('&')}`;
+  const shown = url.includes('pds_') || url.includes('eyJ') ? url.replace(CREDENTIALS, REDACTED) : url;
+  const query = shown.search(/[?;]/);
+  if (query === -1) return shown;
+  const parts = shown.slice(query + 1).split(/([&;?])/);
+  for (let index = 0; index < parts.length; index += 2) {
+    const pair = parts[index] ?? '';
+    const name = pair.split('=', 1)[0] ?? '';
+    if (pair.includes('=') && isSecretParam(safeDecode(name))) parts[index] = `${name}=${REDACTED}`;
+  }
+  return `${shown.slice(0, query + 1)}${parts.join('')}`;
 }
 
 function safeDecode(text: string): string {

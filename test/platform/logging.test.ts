@@ -44,6 +44,26 @@ describe('logging', () => {
       `/a?apikey=${REDACTED}&sig=${REDACTED}&X-Amz-Signature=${REDACTED}&my_jwt=${REDACTED}&Auth=${REDACTED}&user_id=6&limit=7&cursor=8`,
       'a credential under a name of the client',
     );
+    // A hostile review's ways past a name: other separators, decorated names, a credential by its shape.
+    const key = `pds_${'K'.repeat(43)}`;
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl';
+    const cases: [string, string][] = [
+      ['/auth/discord/callback;code=c0de', `/auth/discord/callback;code=${REDACTED}`],
+      ['/auth/discord/callback?x=1?code=c0de', `/auth/discord/callback?x=1?code=${REDACTED}`],
+      [
+        '/auth/discord/callback?code%00=c0de&code[x]=c0de',
+        `/auth/discord/callback?code%00=${REDACTED}&code[x]=${REDACTED}`,
+      ],
+      [`/auth/me?access=${jwt}&limit=5`, `/auth/me?access=${REDACTED}&limit=5`],
+      [`/auth/me?k=${key}`, `/auth/me?k=${REDACTED}`],
+      [`/nope/${key}/x`, `/nope/${REDACTED}/x`],
+      [`/portal/?${key}`, `/portal/?${REDACTED}`],
+      [
+        '/player/20934ef9488c465180a78f861586b4cf?limit=5&cursor=abc',
+        '/player/20934ef9488c465180a78f861586b4cf?limit=5&cursor=abc',
+      ],
+    ];
+    for (const [url, logged] of cases) assert.equal(redactUrl(url), logged, url);
   });
 
   it('writes one JSON line per request with route, status and duration, and never a secret', async (t) => {

@@ -5963,7 +5963,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Not stored: the write queue is full (`WRITE_QUEUE_FULL`, Retry-After: 1), the database is unavailable (Retry-After: 2) or the instance is shutting down (Retry-After: 1). */
+            /** @description Not acknowledged: the write queue is full (`WRITE_QUEUE_FULL`, Retry-After: 1), the database is unavailable (Retry-After: 2) or the instance is shutting down (Retry-After: 1). Nothing is stored, except when the database stopped answering during the commit itself, which it may have finished: sending the log again is always safe (a log stored already is not stored twice). */
             503: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
@@ -9517,7 +9517,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Not stored: the write queue is full (`WRITE_QUEUE_FULL`, Retry-After: 1), the database or Mojang is unavailable, or the instance is shutting down. */
+            /** @description Not acknowledged: the write queue is full (`WRITE_QUEUE_FULL`, Retry-After: 1), the database or Mojang is unavailable, or the instance is shutting down. Nothing is stored, except when the database stopped answering during the commit itself, which it may have finished: sending the batch again is always safe (a sample stored already counts as a duplicate). */
             503: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];

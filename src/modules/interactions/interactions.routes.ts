@@ -46,8 +46,10 @@ export const interactionsRoutes =
             ...errorResponses(400, 401, 403, 413, 415),
             503: errorResponse(
               503,
-              'Not stored: the write queue is full (`WRITE_QUEUE_FULL`, Retry-After: 1), the database is ' +
-                'unavailable (Retry-After: 2) or the instance is shutting down (Retry-After: 1).',
+              'Not acknowledged: the write queue is full (`WRITE_QUEUE_FULL`, Retry-After: 1), the database is ' +
+                'unavailable (Retry-After: 2) or the instance is shutting down (Retry-After: 1). Nothing is stored, ' +
+                'except when the database stopped answering during the commit itself, which it may have finished: ' +
+                'sending the log again is always safe (a log stored already is not stored twice).',
             ),
           },
         },

@@ -59,8 +59,10 @@ export const pingRoutes =
             ...RESOLUTION_ERRORS,
             503: errorResponse(
               503,
-              'Not stored: the write queue is full (`WRITE_QUEUE_FULL`, Retry-After: 1), the database or Mojang ' +
-                'is unavailable, or the instance is shutting down.',
+              'Not acknowledged: the write queue is full (`WRITE_QUEUE_FULL`, Retry-After: 1), the database or ' +
+                'Mojang is unavailable, or the instance is shutting down. Nothing is stored, except when the ' +
+                'database stopped answering during the commit itself, which it may have finished: sending the batch ' +
+                'again is always safe (a sample stored already counts as a duplicate).',
             ),
           },
         },

@@ -8,6 +8,9 @@ import { createPingRepository, type DayAggregate, type OwnedSample, type Sample 
  * stored once each with the days they fall on updated (ping.service.ts queues them for group commit).
  */
 
+/** The most characters a lobby has, as sent and as kept (composed, NFC). */
+export const LOBBY_MAX_LENGTH = 64;
+
 /** A sample as a client sends it: `at` (epoch ms) defaults to when it arrives. */
 export interface SampleInput {
   readonly ping: number;
@@ -40,8 +43,9 @@ export type Batch = { readonly player: string; readonly owner: bigint; readonly 
 export type Written = Omit<Ingested, 'uuid'>;
 
 /**
- * The samples with their times (when the batch was received, `receivedAt`, when not given); 400 naming each
- * one whose time is out of bounds, the first MAX_PROBLEMS (it stops looking there: a batch of bad times
+ * The samples with their times (when the batch was received, `receivedAt`, when not given) and lobbies
+ * composed (NFC); 400 naming each one whose time is out of bounds or whose lobby composed is longer than
+ * LOBBY_MAX_LENGTH, the first MAX_PROBLEMS (it stops looking there: a batch of bad times
  * costs no more than that).
  */
 export function timedSamples(
@@ -61,13 +65,21 @@ export function timedSamples(
         : at < earliest
           ? `must be within the last ${retentionDays} days (the retention)`
           : undefined;
-    if (rule === undefined) {
-      // A lobby is its text however its characters are composed: `café` in NFC and in NFD is one lobby,
-      // so a sample sent again in the other form is the same sample.
-      samples.push({ at, ping: input.ping, lobby: input.lobby.normalize('NFC') });
+    // A lobby is its text however its characters are composed: `café` in NFC and in NFD is one lobby,
+    // so a sample sent again in the other form is the same sample. Composing may lengthen it (U+FB2C
+    // is three characters composed): the bound holds for what is kept.
+    const lobby = input.lobby.normalize('NFC');
+    const lobbyFits = lobby === input.lobby || [...lobby].length <= LOBBY_MAX_LENGTH;
+    if (rule === undefined && lobbyFits) {
+      samples.push({ at, ping: input.ping, lobby });
       continue;
     }
-    problems.push({ field: ['samples', index, 'at'], rule });
+    if (rule !== undefined) problems.push({ field: ['samples', index, 'at'], rule });
+    else
+      problems.push({
+        field: ['samples', index, 'lobby'],
+        rule: `must be at most ${LOBBY_MAX_LENGTH} characters once composed (Unicode NFC)`,
+      });
     if (problems.length === MAX_PROBLEMS) break;
   }
   if (problems.length > 0) throw new InputError(problems);

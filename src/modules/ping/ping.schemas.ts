@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { Text } from '../../platform/text.js';
 import { Timestamp } from '../../platform/timestamp.js';
+import { LOBBY_MAX_LENGTH } from './ping-writes.service.js';
 
 /** The most samples one request may carry. */
 export const MAX_SAMPLES_PER_REQUEST = 1000;
@@ -26,7 +27,7 @@ const PingSampleSchema = Type.Object(
     }),
     lobby: Text({
       minLength: 1,
-      maxLength: 64,
+      maxLength: LOBBY_MAX_LENGTH,
       description: 'The lobby the player was in.',
       example: 'bedwars_lobby_3',
     }),

@@ -34,6 +34,12 @@ describeEachBackend('ping ingestion, hostile input and faults', (backend) => {
       ['a blank braille lobby', [{ ...good, lobby: '\u2800\u2800' }], 'body/samples/0/lobby'],
       ['a soft hyphen lobby', [{ ...good, lobby: '\u00ad\u034f\u061c' }], 'body/samples/0/lobby'],
       ['a lobby of 65', [{ ...good, lobby: 'l'.repeat(65) }], 'body/samples/0/lobby'],
+      // 64 characters sent, 192 once composed (U+FB2C is three characters in NFC).
+      [
+        'a lobby of 65 once composed',
+        [good, { ...good, lobby: '\ufb2c'.repeat(22) }],
+        'body/samples/1/lobby',
+      ],
       ['a control character', [{ ...good, lobby: 'a\u0000b' }], 'body/samples/0/lobby'],
       ['6 minutes ahead', [good, { ...good, at: Date.now() + 6 * MINUTE }], 'body/samples/1/at'],
       ['beyond the retention', [{ ...good, at: Date.now() - 91 * DAY }], 'body/samples/0/at'],
@@ -71,6 +77,21 @@ describeEachBackend('ping ingestion, hostile input and faults', (backend) => {
     assert.equal(await count('ping_samples'), 0);
     assert.equal(await count('ping_days'), 0);
     assert.deepEqual(await days(PLAYER), []);
+  });
+
+  it('takes lobbies of at most 64 characters once composed (NFC), whatever they were sent as', async (t) => {
+    const { post, days } = await setupPing(t, fake, backend);
+    const at = Date.now() - MINUTE;
+    const composed = await post(PLAYER, [
+      // 64 sent, 32 composed.
+      { ping: 1, lobby: 'e\u0301'.repeat(32), at },
+      // 64 sent, 64 composed (U+FB2C is three characters in NFC).
+      { ping: 2, lobby: `${'\ufb2c'.repeat(21)}x`, at: at + 1 },
+    ]);
+    assert.deepEqual(composed.json(), { player: PLAYER, stored: 2, duplicates: 0 });
+    const [day] = await days(PLAYER);
+    assert.equal([...(day?.last_lobby ?? '')].length, 64);
+    assert.equal(day?.last_lobby, `${'\ufb2c'.repeat(21)}x`.normalize('NFC'));
   });
 
   it('takes a full batch of 1000 samples with the longest lobbies, emoji written as escapes', async (t) => {

@@ -141,6 +141,25 @@ describeEachBackend('tokens', (backend) => {
     assert.match(tooOld.json().extra[0].developer_reason, /beyond the refresh window/);
   });
 
+  it('refreshes up to the refresh window’s end exactly: a minute before it, not a minute after', async (t) => {
+    const { app, config } = await setup(t, backend);
+    let now = Date.now();
+    const tokens = testTokens(app, config, () => now);
+    const windowMs = config.auth.refreshWindowSeconds * 1000;
+    const inside = await tokens.issue(7n, ['ping:read']);
+    const outside = await tokens.issue(7n, ['ping:read']);
+    now = inside.expiresAt.getTime() + windowMs - 60_000;
+    assert.ok((await tokens.refresh(inside.token)).token, 'a minute before the window ends');
+    now = outside.expiresAt.getTime() + windowMs + 60_000;
+    await assert.rejects(
+      tokens.refresh(outside.token),
+      (error: Error & { problems?: { kind: { code: number } }[] }) => {
+        assert.equal(error.problems?.[0]?.kind.code, 11003, 'TOKEN_EXPIRED');
+        return true;
+      },
+    );
+  });
+
   it('answers 400 when expires_at differs from the token', async (t) => {
     const { app, config, refresh } = await setup(t, backend);
     const issued = await testTokens(app, config).issue(7n, ['ping:read']);
@@ -179,6 +198,24 @@ describeEachBackend('tokens', (backend) => {
       assert.ok(!refreshed.body.includes(token), `${what}: the token is echoed`);
       assert.equal((await whoami(token)).statusCode, 401, what);
     }
+    // An expired token (within the refresh window) is verified in full too: issuer, audience and type.
+    const expired = await testTokens(app, config, () => Date.now() - 2 * DAY_MS).issue(7n, ['player:read']);
+    const expiredClaims = decodeJwt(expired.token);
+    const signExpired = (header: Record<string, string>, overrides: Record<string, unknown>) =>
+      new SignJWT({ ...expiredClaims, ...overrides })
+        .setProtectedHeader({ alg: 'HS256', ...header })
+        .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+    const forgedExpired = {
+      'wrong iss, expired': await signExpired({ typ: 'at+jwt' }, { iss: 'someone-else' }),
+      'wrong aud, expired': await signExpired({ typ: 'at+jwt' }, { aud: 'another-api' }),
+      'wrong typ, expired': await signExpired({ typ: 'JWT' }, {}),
+    };
+    for (const [what, token] of Object.entries(forgedExpired)) {
+      const refreshed = await refresh({ token });
+      assert.equal(refreshed.statusCode, 401, `${what}: ${refreshed.body}`);
+      assert.equal(problemName(refreshed), 'TOKEN_INVALID', what);
+    }
+    assert.equal((await refresh({ token: expired.token })).statusCode, 200, 'the genuine one refreshes');
   });
 
   it('refuses a well-signed token whose jti is malformed or whose claims differ from its record', async (t) => {
@@ -299,6 +336,19 @@ describeEachBackend('tokens', (backend) => {
     const next = await tokens.refresh(other.token);
     assert.equal(await tokens.revoke(next.jti), 2);
     await assert.rejects(tokens.refresh(other.token));
+    // Only the successor revoked (a revocation landing between the two reads of a refresh): not handed out.
+    const lone = await tokens.issue(8n, ['player:read']);
+    const loneNext = await tokens.refresh(lone.token);
+    await sql`update tokens set revoked_at = ${now}, revoked_reason = 'revoked' where jti = ${loneNext.jti}`.execute(
+      app.db,
+    );
+    await assert.rejects(
+      tokens.refresh(lone.token),
+      (error: Error & { problems?: { kind: { code: number } }[] }) => {
+        assert.equal(error.problems?.[0]?.kind.code, 11004, 'TOKEN_REVOKED');
+        return true;
+      },
+    );
   });
 
   it("issues a token inside a caller's transaction: it exists only if the caller's work commits", async (t) => {

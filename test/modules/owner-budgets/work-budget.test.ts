@@ -353,6 +353,69 @@ describeEachBackend(
       assert.equal((await lookUp(a, 'e'.repeat(32))).statusCode, 404);
     });
 
+    it('gives an owner whose budget was raised slots in flight in proportion', async (t) => {
+      const fake = await startFakeUpstream();
+      t.after(() => fake.close());
+      const test = await setup(t, backend, {
+        WORK_BUDGET_MAX_IN_FLIGHT: '2',
+        WORK_BUDGET_REFRESH_SECONDS: '1',
+        HYPIXEL_API_URL: fake.url,
+        MOJANG_API_URL: fake.url,
+        HYPIXEL_API_KEY: FAKE_API_KEY,
+      });
+      const { app, me, a } = test;
+      // Twice the default budget: twice the slots, 4.
+      const raised = await operator(
+        test,
+        'budget',
+        'set',
+        '--owner',
+        String(A),
+        '--units',
+        String(2 * UNITS),
+      );
+      assert.equal(raised.code, 0, raised.stderr);
+      await eventually('the raised budget applies', async () => json(await me(a)).budget.limit === 2 * UNITS);
+      fake.misbehave({ delayMs: 400 });
+      const lookUp = (uuid: string) =>
+        app.inject({ method: 'GET', url: `/player/${uuid}`, headers: bearer(a) });
+      const answers = await Promise.all(['a', 'b', 'c', 'e', 'f'].map((digit) => lookUp(digit.repeat(32))));
+      const statuses = answers.map((reply) => reply.statusCode).sort();
+      assert.deepEqual(statuses, [404, 404, 404, 404, 429], 'four in progress at once, the fifth refused');
+      assert.equal(
+        problemName(answers.find((reply) => reply.statusCode === 429) as Reply),
+        'TOO_MANY_IN_FLIGHT',
+      );
+    });
+
+    it('charges a ping history read a unit per day it returns, after the read', async (t) => {
+      const { app, a } = await setup(t, backend, { WORK_BUDGET_UNITS: '100' });
+      const url = '/ping/20934ef9488c465180a78f861586b4cf';
+      const days = 4;
+      const samples = Array.from({ length: days }, (_, index) => ({
+        ping: 40,
+        lobby: 'lobby',
+        at: new Date(Date.now() - index * 86_400_000 - 60_000).toISOString(),
+      }));
+      const posted = await app.inject({
+        method: 'POST',
+        url,
+        headers: { ...bearer(a), 'content-type': 'application/json' },
+        payload: JSON.stringify({ samples }),
+      });
+      assert.equal(posted.statusCode, 200, posted.body);
+      const before = work(posted)?.r ?? 0;
+      const read = await app.inject({ method: 'GET', url, headers: bearer(a) });
+      assert.equal(read.statusCode, 200, read.body);
+      assert.equal(json(read).data.length, days);
+      const after = await app.inject({ method: 'GET', url: '/auth/me', headers: bearer(a) });
+      assert.equal(work(after)?.r, before - 1 - days - 1, 'the read, its days, then this look');
+      const limited = await app.inject({ method: 'GET', url: `${url}?limit=1`, headers: bearer(a) });
+      assert.equal(json(limited).data.length, 1);
+      const last = await app.inject({ method: 'GET', url: '/auth/me', headers: bearer(a) });
+      assert.equal(work(last)?.r, before - 1 - days - 1 - 2 - 1, 'a day returned, a day paid');
+    });
+
     it('says both limits on a refused key collection: the address limit and the owner budget', async (t) => {
       const { app, config, me } = await setup(t, backend);
       const reviewer = await issueToken(app, config, { owner: A, grants: ['applications:review'] });

@@ -83,6 +83,32 @@ describeEachBackend('ping sample times against the clock', (backend) => {
     assert.deepEqual(await last(), { at: now + 60 * SECOND, lobby: 'edge' });
   });
 
+  it('takes a sample at the retention’s edge to the millisecond, and refuses one a millisecond older', async (t) => {
+    const { service, clock, settings, refused } = await pingOnClock(t, backend);
+    const earliest = clock.now() - settings.retentionDays * 24 * 3600 * SECOND;
+    const taken = await service.ingest(PLAYER, [{ ping: 1, lobby: 'edge', at: earliest }], OWNER);
+    assert.deepEqual(taken, { uuid: PLAYER, stored: 1, duplicates: 0 });
+    assert.deepEqual(await refused([{ ping: 2, lobby: 'older', at: earliest - 1 }]), [
+      `body/samples/0/at must be within the last ${settings.retentionDays} days (the retention)`,
+    ]);
+  });
+
+  it('moves the player’s revision with every write, the clock standing still', async (t) => {
+    const { service } = await pingOnClock(t, backend);
+    const history = () => service.history(PLAYER, {}, OWNER);
+    await service.ingest(PLAYER, [{ ping: 1, lobby: 'a' }], OWNER);
+    const first = await history();
+    // The same millisecond: a revision of its own all the same, and the days read again.
+    await service.ingest(PLAYER, [{ ping: 2, lobby: 'b' }], OWNER);
+    const second = await history();
+    assert.ok(second.revision > first.revision, `${second.revision} after ${first.revision}`);
+    assert.equal(second.days[0]?.historyJson, '[1,2]');
+    await service.ingest(PLAYER, [{ ping: 3, lobby: 'c' }], OWNER);
+    const third = await history();
+    assert.ok(third.revision > second.revision);
+    assert.equal(third.days[0]?.historyJson, '[1,2,3]');
+  });
+
   it('lets an honest sample take the last place from one stamped ahead, once the clock has passed it', async (t) => {
     const { service, clock, last } = await pingOnClock(t, backend);
     const forgedAt = clock.now() + 60 * SECOND;

@@ -286,8 +286,10 @@ async function settleUnreadBody(
 /** Every answer to a request charged to an owner says where the owner's budget stands (RateLimit headers). */
 export const workBudgetHeaders = fp(async (app: FastifyInstance) => {
   app.addHook('onSend', async (request, reply) => {
-    if (!request.work) return;
-    await settleUnreadBody(request, reply.statusCode, request.log);
-    addRateLimitHeaders(reply, 'work', request.work.standing);
+    const work = request.work;
+    if (!work) return;
+    // Rare (a body taken ahead and never read): most answers go out without an extra turn.
+    if (work.bodyReserved !== undefined) await settleUnreadBody(request, reply.statusCode, request.log);
+    addRateLimitHeaders(reply, 'work', work.standing);
   });
 });

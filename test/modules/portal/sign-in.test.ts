@@ -488,8 +488,9 @@ describeEachBackend('Discord sign-in and portal sessions', (backend) => {
   it('an identity token and its refreshes end when the session expires, signed out or not', async (t) => {
     const { app, signIn, withSession } = await setup(t, backend);
     const alice = await signIn(ALICE);
-    // The session has two seconds left.
-    const endsAt = Date.now() + 2000;
+    // The session has three seconds left: room for a token and a refresh (each needs a second left) on a
+    // loaded machine, then it ends while the test waits.
+    const endsAt = Date.now() + 3000;
     await sql`update portal_sessions set expires_at = ${endsAt}`.execute(app.db);
     const issued = json(await withSession('POST', '/auth/session/token', alice));
     const expiry = (token: string) => Number(decodeJwt(token).exp) * 1000;

@@ -74,9 +74,10 @@ export async function buildApp({ config, logStream }: AppOptions): Promise<Fasti
   const { bodyMaxDepth } = config.server;
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     try {
+      // Read: paid for, whatever is refused next.
+      settleBody(request, Buffer.byteLength(body as string), request.log);
       refuseEncodedBody(request.headers['content-encoding']);
       refuseForeignCharset(request.headers['content-type']);
-      settleBody(request, Buffer.byteLength(body as string), request.log);
       done(null, parseJsonBody(body as string, bodyMaxDepth));
     } catch (error) {
       done(error as Error, undefined);

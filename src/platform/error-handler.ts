@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import { isDatabaseUnavailable } from './db/availability.js';
+import { isDatabaseUnavailable, isDatabaseUnwritable } from './db/availability.js';
 import { docsUrl, ErrorResponseSchema, toErrorResponse } from './error-response.js';
 import { AppError, type ErrorKind, ErrorKinds } from './errors.js';
 import { challengeOf } from './http/auth-challenge.js';
@@ -86,7 +86,11 @@ export function sendError(
   const appError = toAppError(error);
   // An outage of the database is expected weather, logged once per connection lost by the pool: each
   // request it fails is a warning with the driver's words, not an error with a stack.
-  if (isDatabaseUnavailable(error)) {
+  if (isDatabaseUnwritable(error)) {
+    // Not weather: a full disk or a read-only database waits for its operator.
+    const { message, code } = error as Error & { code?: string };
+    request.log.error({ reason: message, code }, 'database cannot write; answered 503');
+  } else if (isDatabaseUnavailable(error)) {
     const { message, code } = error as Error & { code?: string };
     request.log.warn({ reason: message, code }, 'database unavailable; answered 503');
   } else if (appError.status >= 500 && !(error instanceof AppError)) {

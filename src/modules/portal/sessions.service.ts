@@ -189,7 +189,8 @@ export function createSessionsService({
           hashSecret(sessionId),
           now(),
         );
-        if (endsAt === undefined || endsAt - now() < 1000) {
+        // Two seconds at least: the token's times are whole seconds, and it needs one of the session's left.
+        if (endsAt === undefined || endsAt - now() < 2000) {
           throw AppError.of(ErrorKinds.SESSION_INVALID, {
             developerReason: 'the portal session ended or expired: sign in again',
           });

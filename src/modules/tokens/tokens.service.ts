@@ -29,7 +29,7 @@ export interface IssueOptions {
   readonly keyId?: string;
   /**
    * When the chain ends (epoch ms; a portal session's end): the token and every refresh of it expire by
-   * then, and none is refreshed after it. It must be at least a second after now.
+   * then, and none is refreshed after it. It must be at least a second after now (a caller's bug otherwise).
    */
   readonly endsAt?: number;
 }
@@ -127,8 +127,8 @@ export function createTokensService({
     groupOf: (record: TokenRecord) => record.chainId,
   });
 
-  async function sign(record: Pick<TokenRecord, 'owner' | 'grants'>, ttlSeconds: number) {
-    const signed = await codec.sign(record.owner, record.grants, ttlSeconds, now());
+  async function sign(record: Pick<TokenRecord, 'owner' | 'grants'>, ttlSeconds: number, at = now()) {
+    const signed = await codec.sign(record.owner, record.grants, ttlSeconds, at);
     return {
       ...signed,
       issued: { jti: signed.jti, token: signed.token, expiresAt: new Date(signed.claims.expiresAt * 1000) },
@@ -221,16 +221,17 @@ export function createTokensService({
    * A lifetime of `ttlSeconds` cut to the chain's end, if it has one (a token's times are whole seconds:
    * it expires at or before the end); 0 when less than a second of the chain is left.
    */
-  const lifetimeWithin = (ttlSeconds: number, chainEndsAt: number | null): number =>
+  const lifetimeWithin = (ttlSeconds: number, chainEndsAt: number | null, at: number): number =>
     chainEndsAt === null
       ? ttlSeconds
-      : Math.max(0, Math.min(ttlSeconds, Math.floor(chainEndsAt / 1000) - Math.floor(now() / 1000)));
+      : Math.max(0, Math.min(ttlSeconds, Math.floor(chainEndsAt / 1000) - Math.floor(at / 1000)));
 
   return {
     async issue(owner, grants, { ttlSeconds = settings.tokenTtlSeconds, within, keyId, endsAt } = {}) {
-      const lifetime = lifetimeWithin(ttlSeconds, endsAt ?? null);
+      const at = now();
+      const lifetime = lifetimeWithin(ttlSeconds, endsAt ?? null, at);
       if (lifetime === 0) throw new Error('a token was asked for a chain ending within a second');
-      const { jti, claims, issued } = await sign({ owner, grants }, lifetime);
+      const { jti, claims, issued } = await sign({ owner, grants }, lifetime, at);
       await createTokensRepository(within ?? db).insert({
         jti,
         owner,
@@ -257,7 +258,8 @@ export function createTokensService({
       }
       const record = await usableRecord(claims);
       if (record.rotatedAt !== null) return (await currentWithinGrace(record)) ?? reuseDetected(record);
-      const lifetime = lifetimeWithin(settings.tokenTtlSeconds, record.chainEndsAt);
+      const at = now();
+      const lifetime = lifetimeWithin(settings.tokenTtlSeconds, record.chainEndsAt, at);
       if (lifetime === 0) {
         throw unauthorized(
           ErrorKinds.TOKEN_EXPIRED,
@@ -265,7 +267,7 @@ export function createTokensService({
             'that gave it ended): get a new token',
         );
       }
-      const { jti, claims: next, issued } = await sign(record, lifetime);
+      const { jti, claims: next, issued } = await sign(record, lifetime, at);
       const successor: NewToken = {
         jti,
         owner: record.owner,

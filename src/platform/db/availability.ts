@@ -64,6 +64,17 @@ const BUSY_CODES = new Set(['53300', 'SQLITE_BUSY', 'SQLITE_LOCKED']);
 const BUSY_MESSAGE = /^timeout exceeded when trying to connect/;
 
 /**
+ * Whether an error says the database is there but cannot write (a full or failing disk, a read-only file or
+ * standby): an outage only its operator ends, so it is logged as an error, where one that comes and goes by
+ * itself is a warning.
+ */
+export function isDatabaseUnwritable(error: unknown): boolean {
+  if (error instanceof AggregateError) return error.errors.some(isDatabaseUnwritable);
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && typeof code === 'string' && CANNOT_WRITE_CODE.test(code);
+}
+
+/**
  * Whether an error says the database cannot be reached from here at all (its server down or gone, a
  * connection refused or cut), as opposed to one that is there but busy (the pool's connections all taken
  * past its timeout, the server refusing more connections) or cannot write (a full disk): a busy database

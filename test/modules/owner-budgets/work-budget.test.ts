@@ -299,6 +299,22 @@ describeEachBackend(
       assert.equal(rateLimitItem(declaredText.ratelimit, 'work')?.r, 200 - spent);
       assert.equal(await remaining(), 200 - spent);
 
+      // JSON refused once read (a charset other than UTF-8, an encoded body): the reading is paid for.
+      for (const headers of [
+        ['content-type: application/json; charset=latin1'],
+        ['content-type: application/json', 'content-encoding: gzip'],
+      ]) {
+        const read = await rawHead(
+          port,
+          `POST ${path}`,
+          [auth, ...headers, 'content-length: 20480'],
+          'x'.repeat(20_480),
+        );
+        assert.equal(read.status, 415, headers.join());
+        spent += 5 + 20;
+        assert.equal(await remaining(), 200 - spent, headers.join());
+      }
+
       // A chunked body over the route's most was read up to it before the 413: that much is kept.
       const most = Math.ceil(config.server.bodyLimitBytes / 1024);
       const chunk = 'a'.repeat(16 * 1024);

@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createConnection } from 'node:net';
 import { describe, it } from 'node:test';
-import { isDatabaseUnavailable, isDatabaseUnreachable } from '../../../src/platform/db/availability.js';
+import {
+  isDatabaseUnavailable,
+  isDatabaseUnreachable,
+  isDatabaseUnwritable,
+} from '../../../src/platform/db/availability.js';
 import { DatabaseSilent } from '../../../src/platform/db/database.js';
 
 /** An error as Node and the drivers make them: a message and the fields they set. */
@@ -38,9 +42,13 @@ describe('isDatabaseUnavailable', () => {
       'SQLITE_READONLY_DBMOVED',
     ])
       assert.equal(isDatabaseUnavailable(errorWith('cannot write', { code })), true, code);
-    // Reads still work: not unreachable (token records kept are not trusted over it).
-    for (const code of ['53100', '25006', 'SQLITE_FULL', 'SQLITE_IOERR_FSYNC'])
+    // Reads still work: not unreachable (token records kept are not trusted over it); logged as errors.
+    for (const code of ['53100', '25006', 'SQLITE_FULL', 'SQLITE_IOERR_FSYNC']) {
       assert.equal(isDatabaseUnreachable(errorWith('cannot write', { code })), false, code);
+      assert.equal(isDatabaseUnwritable(errorWith('cannot write', { code })), true, code);
+    }
+    for (const code of ['57P01', 'SQLITE_BUSY', '42601'])
+      assert.equal(isDatabaseUnwritable(errorWith('other', { code })), false, code);
     // Codes that merely start alike are bugs, not outages.
     for (const code of ['531000', 'SQLITE_FULLER', 'SQLITE_ERROR', 'SQLITE_CONSTRAINT_TRIGGER'])
       assert.equal(isDatabaseUnavailable(errorWith('wrong', { code })), false, code);

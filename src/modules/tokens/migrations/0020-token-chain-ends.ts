@@ -13,7 +13,7 @@ export const tokenChainEnds: Migration = {
     await sql`
       update tokens set chain_ends_at = coalesce(
         (select coalesce(ended_at, expires_at) from portal_sessions
-          where 'session:' || portal_sessions.id_hash = tokens.key_id),
+          where portal_sessions.id_hash = substr(tokens.key_id, 9)),
         0)
       where key_id like 'session:%'`.execute(db);
   },

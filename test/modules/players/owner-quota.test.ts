@@ -8,6 +8,9 @@ import { buildPlayerTestApp } from '../../helpers/player-app.js';
 import { rateLimitItem } from '../../helpers/replies.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
 
+/** Each lookup of a stale copy waits for its call, however slow a loaded machine makes it (no 1 s deadline). */
+const WAIT_FOR_CALLS = '60000';
+
 const { minikloon } = FIXTURE_PLAYERS;
 const OTHER_OWNER = 987654321098765432n;
 /** The fake key's limit per window, and the share of it one owner gets by default (25 %). */
@@ -105,7 +108,11 @@ describeEachBackend(
     });
 
     it('follows UPSTREAM_OWNER_SHARE_PERCENT, and lets a stale copy stand in for a refused lookup', async (t) => {
-      const { get } = await setup(t, { UPSTREAM_OWNER_SHARE_PERCENT: '2', CACHE_PLAYER_FRESH_SECONDS: '0' });
+      const { get } = await setup(t, {
+        UPSTREAM_OWNER_SHARE_PERCENT: '2',
+        CACHE_PLAYER_FRESH_SECONDS: '0',
+        CACHE_STALE_DEADLINE_MS: WAIT_FOR_CALLS,
+      });
       assert.equal((await get(`/player/${minikloon.uuid}`)).statusCode, 200);
       assert.equal((await get(`/player/${minikloon.uuid}`)).headers['x-cache'], 'MISS');
       // Two lookups used the share of 2: the next is refused, and the copy it has stands in.

@@ -8,6 +8,9 @@ import { fixtureJson } from '../../helpers/player-fixtures.js';
 import { rateLimitItem } from '../../helpers/replies.js';
 import { issueToken } from '../../helpers/tokens.js';
 
+/** Each lookup of a stale copy waits for its call, however slow a loaded machine makes it (no 1 s deadline). */
+const WAIT_FOR_CALLS = '60000';
+
 const { minikloon } = FIXTURE_PLAYERS;
 const HOUR_MS = 3_600_000;
 
@@ -42,7 +45,11 @@ describeEachBackend('player history', (backend) => {
   async function setup(t: TestContext) {
     const test = await buildPlayerTestApp(t, fake, {
       backend,
-      env: { CACHE_PLAYER_FRESH_SECONDS: '0', CACHE_STALE_IF_ERROR_SECONDS: '0' },
+      env: {
+        CACHE_PLAYER_FRESH_SECONDS: '0',
+        CACHE_STALE_DEADLINE_MS: WAIT_FOR_CALLS,
+        CACHE_STALE_IF_ERROR_SECONDS: '0',
+      },
     });
     /** The upstream now answers `player`; a lookup fetches and stores it. */
     const fetchAs = async (player: unknown) => {
@@ -274,7 +281,11 @@ describeEachBackend('player history', (backend) => {
     const other = await buildPlayerTestApp(t, fake, {
       backend,
       databaseUrl,
-      env: { CACHE_PLAYER_FRESH_SECONDS: '0', CACHE_STALE_IF_ERROR_SECONDS: '0' },
+      env: {
+        CACHE_PLAYER_FRESH_SECONDS: '0',
+        CACHE_STALE_DEADLINE_MS: WAIT_FOR_CALLS,
+        CACHE_STALE_IF_ERROR_SECONDS: '0',
+      },
     });
     const replies = await Promise.all(
       Array.from({ length: 8 }, (_, index) =>
@@ -310,6 +321,7 @@ describeEachBackend('player history', (backend) => {
       backend,
       env: {
         CACHE_PLAYER_FRESH_SECONDS: '0',
+        CACHE_STALE_DEADLINE_MS: WAIT_FOR_CALLS,
         WORK_BUDGET_UNITS: '40',
         WORK_BUDGET_WINDOW_SECONDS: '60',
         WORK_BUDGET_REFUSAL_DELAY_MS: '0',
@@ -336,7 +348,10 @@ describeEachBackend('player history', (backend) => {
   });
 
   it('stores nothing for a fetch that failed, and serves the stale copy without a snapshot', async (t) => {
-    const test = await buildPlayerTestApp(t, fake, { backend, env: { CACHE_PLAYER_FRESH_SECONDS: '0' } });
+    const test = await buildPlayerTestApp(t, fake, {
+      backend,
+      env: { CACHE_PLAYER_FRESH_SECONDS: '0', CACHE_STALE_DEADLINE_MS: WAIT_FOR_CALLS },
+    });
     fake.setPlayer(minikloon.uuid, playerWith({ wins: 1 }));
     assert.equal((await test.get(`/player/${minikloon.uuid}`)).statusCode, 200);
     fake.setPlayer(minikloon.uuid, playerWith({ wins: 2 }));
@@ -364,6 +379,7 @@ describeEachBackend('player history', (backend) => {
       // 13, came back charged a unit less).
       env: {
         CACHE_PLAYER_FRESH_SECONDS: '0',
+        CACHE_STALE_DEADLINE_MS: WAIT_FOR_CALLS,
         WORK_BUDGET_UNITS: '1000',
         WORK_BUDGET_WINDOW_SECONDS: '86400',
       },

@@ -182,7 +182,11 @@ describeEachBackend(
     });
 
     it('records the player, the names seen, the latest copy and whose lookup fetched it on each fetch', async (t) => {
-      const { app, config, get } = await setup(t, { CACHE_PLAYER_FRESH_SECONDS: '0' });
+      // Each lookup waits for its call (a call slowed past the default 1 s stale deadline would still be on its way).
+      const { app, config, get } = await setup(t, {
+        CACHE_PLAYER_FRESH_SECONDS: '0',
+        CACHE_STALE_DEADLINE_MS: '60000',
+      });
       await get(`/player/${minikloon.uuid}`);
       const other = await issueToken(app, config, { owner: 18446744073709551615n });
       await get(`/player/${minikloon.uuid}`, other);

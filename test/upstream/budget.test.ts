@@ -90,6 +90,17 @@ for (const [kind, make] of kinds) {
       assert.equal(await budget.remaining(), 3);
     });
 
+    it('never raises what is left within a window: a late answer saying more is not believed', async () => {
+      const { budget } = make({ windowMs: 60_000, holdMs: 2000 });
+      await budget.settle(await grant(budget), { limit: 60, remaining: 50, resetSeconds: 60 });
+      const early = await grant(budget);
+      const late = await grant(budget);
+      await budget.settle(late, { remaining: 5 });
+      // The answer to the earlier request arrives last, with what the upstream had left before.
+      await budget.settle(early, { remaining: 47 });
+      assert.ok(Number(await budget.remaining()) <= 5, `${await budget.remaining()} left`);
+    });
+
     it('after a 429, sends nothing until the reset, then the full limit again', async () => {
       const { budget, advance } = make({ windowMs: 60_000, holdMs: 2000 });
       await budget.settle(await grant(budget), { limit: 5, remaining: 4, resetSeconds: 60 });

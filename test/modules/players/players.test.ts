@@ -10,6 +10,7 @@ import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../hel
 import { buildPlayerTestApp } from '../../helpers/player-app.js';
 import { fixtureJson } from '../../helpers/player-fixtures.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
+import { failInserts } from '../interactions/interaction-logs.js';
 
 const { minikloon, builder } = FIXTURE_PLAYERS;
 const NEVER_JOINED = '00000000000000000000000000000000';
@@ -217,6 +218,19 @@ describeEachBackend(
       const repository = createPlayersRepository(executorOf(app.db));
       const copy = await repository.lastKnown(minikloon.uuid);
       assert.deepEqual(JSON.parse(copy?.json ?? 'null'), fixtureJson('player.json').player);
+    });
+
+    it('serves a fetched player even when recording it fails, and says so in the log', async (t) => {
+      const { app, get, logs } = await setup(t);
+      await failInserts(app.db, backend, 'players');
+      const reply = await get(`/player/${minikloon.uuid}`);
+      assert.equal(reply.statusCode, 200, reply.body);
+      assert.equal(reply.json().player.uuid, minikloon.uuid);
+      const logged = logs.lines.find((line) => line.msg === 'could not record a player fetch');
+      assert.equal(logged?.level, 'error', JSON.stringify(logged));
+      assert.equal(logged?.uuid, minikloon.uuid);
+      const { rows } = await sql`select uuid from players`.execute(app.db);
+      assert.deepEqual(rows, [], 'nothing recorded');
     });
 
     it('answers 429 throttle:true with Retry-After when the upstream throttles and nothing is cached', async (t) => {

@@ -20,6 +20,10 @@ describe('isDatabaseUnavailable', () => {
     const [refused] = await once(socket, 'error').catch((error) => [error]);
     assert.equal(isDatabaseUnavailable(refused), true, String(refused));
     assert.equal(isDatabaseUnavailable(errorWith('terminating connection', { code: '57P01' })), true);
+    assert.equal(
+      isDatabaseUnavailable(errorWith('the database system is starting up', { code: '57P03' })),
+      true,
+    );
     assert.equal(isDatabaseUnavailable(errorWith('too many clients', { code: '53300' })), true);
     assert.equal(isDatabaseUnavailable(errorWith('conn failure', { code: '08006' })), true);
     assert.equal(isDatabaseUnavailable(new Error('Connection terminated unexpectedly')), true);

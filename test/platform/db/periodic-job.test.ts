@@ -4,6 +4,7 @@ import Fastify from 'fastify';
 import { loadConfig } from '../../../src/config.js';
 import { migrations } from '../../../src/migrations.js';
 import { createDatabase } from '../../../src/platform/db/database.js';
+import { renewLease, takeLease } from '../../../src/platform/db/leases.js';
 import { migrateToLatest } from '../../../src/platform/db/migrator.js';
 import { startPeriodicJob } from '../../../src/platform/db/periodic-job.js';
 import { executorOf } from '../../../src/platform/db/transactions.js';
@@ -188,6 +189,36 @@ for (const dialect of allDialects) {
       assert.equal(await attempt(), 1);
       assert.equal(runs(), 2);
       assert.ok(logs.lines.some((line) => line.msg === 'periodic job ran' && line.done === true));
+    });
+
+    it('renews a lease only for its holder: one whose time ran out cannot extend who took it next', async (t) => {
+      const database = await createTestDatabase(dialect);
+      const db = createDatabase(loadConfig({ DATABASE_URL: database.url }).database);
+      t.after(async () => {
+        await db.destroy();
+        await database.drop();
+      });
+      await migrateToLatest(db, migrations);
+      const executor = executorOf(db);
+      const name = 'test-lease';
+      assert.ok(await takeLease(executor, { name, holder: 'a', now: 0, expiresAt: 100 }));
+      assert.equal(await takeLease(executor, { name, holder: 'b', now: 50, expiresAt: 150 }), false, 'held');
+      assert.ok(
+        await takeLease(executor, { name, holder: 'b', now: 100, expiresAt: 200 }),
+        'a’s time ran out',
+      );
+      assert.equal(await renewLease(executor, { name, holder: 'a', expiresAt: 10_000 }), false);
+      assert.equal(
+        await takeLease(executor, { name, holder: 'c', now: 200, expiresAt: 300 }),
+        true,
+        'b’s end stood',
+      );
+      assert.ok(await renewLease(executor, { name, holder: 'c', expiresAt: 400 }));
+      assert.equal(
+        await takeLease(executor, { name, holder: 'a', now: 300, expiresAt: 500 }),
+        false,
+        'renewed',
+      );
     });
   });
 }

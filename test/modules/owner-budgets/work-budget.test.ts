@@ -10,6 +10,7 @@ import { FAKE_API_KEY, startFakeUpstream } from '../../helpers/fake-upstream.js'
 import { eventually } from '../../helpers/poll.js';
 import { json, problemName, type Reply, rateLimitItem } from '../../helpers/replies.js';
 import { bearer, issueToken } from '../../helpers/tokens.js';
+import { logText } from '../interactions/interaction-logs.js';
 
 const A = 18446744073709551615n; // 2^64-1: owners are exact however large
 const B = 123456789012345678n;
@@ -430,6 +431,31 @@ describeEachBackend(
       assert.equal(json(limited).data.length, 1);
       const last = await app.inject({ method: 'GET', url: '/auth/me', headers: bearer(a) });
       assert.equal(work(last)?.r, before - 1 - days - 1 - 2 - 1, 'a day returned, a day paid');
+    });
+
+    it('charges a listing of interaction logs a unit per 256 bytes of the logs it returns, after the read', async (t) => {
+      const { app, a } = await setup(t, backend, { WORK_BUDGET_UNITS: '1000' });
+      const url = '/messenger/logging/interaction';
+      for (let index = 0; index < 3; index++) {
+        const options = JSON.stringify({ text: 'o'.repeat(300 * (index + 1)) });
+        const posted = await app.inject({
+          method: 'POST',
+          url,
+          headers: { ...bearer(a), 'content-type': 'application/json' },
+          payload: logText({ options }),
+        });
+        assert.equal(posted.statusCode, 200, posted.body);
+      }
+      const { rows } = await sql<{
+        bytes: number;
+      }>`select sum(length(document)) as bytes from interaction_logs`.execute(app.db);
+      const bytes = Number(rows[0]?.bytes);
+      const before = work(await app.inject({ method: 'GET', url: '/auth/me', headers: bearer(a) }))?.r ?? 0;
+      const listed = await app.inject({ method: 'GET', url, headers: bearer(a) });
+      assert.equal(listed.statusCode, 200, listed.body);
+      assert.equal(json(listed).data.length, 3);
+      const after = work(await app.inject({ method: 'GET', url: '/auth/me', headers: bearer(a) }))?.r;
+      assert.equal(after, before - 1 - Math.ceil(bytes / 256) - 1, 'the read, its bytes, then this look');
     });
 
     it('says both limits on a refused key collection: the address limit and the owner budget', async (t) => {

@@ -77,6 +77,26 @@ describeEachBackend('player history store', (backend) => {
     assert.deepEqual(await wins(), [1, 2, 3]);
   });
 
+  it('keeps snapshots in strictly increasing time: fetches in one millisecond, or told of an earlier one', async (t) => {
+    const { service, clock, db, wins } = await historyOnClock(t, backend);
+    const player = fixtureJson('player.json').player as Record<string, unknown>;
+    const at = clock.now();
+    for (const [wins, fetchedAt] of [
+      [1, at],
+      [2, at],
+      [3, at - 5000],
+    ] as const)
+      assert.ok(
+        await service.record(executorOf(db), UUID, JSON.stringify({ ...player, wins }), fetchedAt, 1n),
+      );
+    const times = (
+      await sql<{ at: number }>`select at from player_history order by seq`.execute(db)
+    ).rows.map((row) => Number(row.at));
+    assert.deepEqual(times, [at, at + 1, at + 2]);
+    await clock.advance(1000);
+    assert.deepEqual(await wins(), [1, 2, 3], 'in the order they were fetched');
+  });
+
   it('keeps changes against one full copy while they are small, and writes a new one when they outweigh it', async (t) => {
     const { record, rows, wins } = await historyOnClock(t, backend);
     for (let count = 0; count < 30; count++) await record(count);

@@ -176,8 +176,14 @@ describeEachBackend('player history', (backend) => {
     await fetchAs(playerWith({ wins: 10, login: day, logout: day + HOUR_MS }));
     await fetchAs(playerWith({ wins: 10, login: day + 5 * HOUR_MS, logout: day + HOUR_MS }));
     await fetchAs(playerWith({ wins: 12, login: day + 5 * HOUR_MS, logout: day + HOUR_MS }));
-    await fetchAs(playerWith({ wins: 13, login: day + 5 * HOUR_MS, logout: day + 7 * HOUR_MS }));
-    await fetchAs(playerWith({ wins: 13, login: day + 9 * HOUR_MS, logout: day + 7 * HOUR_MS }));
+    // A first game of a mode in that session: its numbers count from 0.
+    const firstDuel = { Duels: { wins: 3, modes: { bridge: { kills: 2 } }, title: 'none' } };
+    await fetchAs(
+      playerWith({ wins: 13, login: day + 5 * HOUR_MS, logout: day + 7 * HOUR_MS, extra: firstDuel }),
+    );
+    await fetchAs(
+      playerWith({ wins: 13, login: day + 9 * HOUR_MS, logout: day + 7 * HOUR_MS, extra: firstDuel }),
+    );
     const reply = await get(`/player/${minikloon.uuid}/sessions`);
     assert.equal(reply.statusCode, 200, reply.body);
     const { sessions } = reply.json();
@@ -186,7 +192,7 @@ describeEachBackend('player history', (backend) => {
       {
         start: new Date(day + 5 * HOUR_MS).toISOString(),
         end: new Date(day + 7 * HOUR_MS).toISOString(),
-        changes: { '/stats/Bedwars/wins_bedwars': 3 },
+        changes: { '/stats/Bedwars/wins_bedwars': 3, '/Duels/wins': 3, '/Duels/modes/bridge/kills': 2 },
       },
       { start: new Date(day).toISOString(), end: new Date(day + HOUR_MS).toISOString(), changes: {} },
     ]);

@@ -47,7 +47,14 @@ describeEachBackend('interaction logs', (backend) => {
   it('logs direct messages (no server), and records the user and server a log mentions', async (t) => {
     const { post, app } = await setup(t, backend);
     assert.equal((await post(logText({ server: null }))).statusCode, 200);
+    // Later than the first log, whatever the clock's grain.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     assert.equal((await post(logText({ username: 'notch_renamed' }))).statusCode, 200);
+    const received = (
+      await sql<{ at: number }>`select received_at as at from interaction_logs order by received_at`.execute(
+        app.db,
+      )
+    ).rows.map((row) => Number(row.at));
     const users = await sql<{
       user_id: string;
       username: string;
@@ -59,7 +66,11 @@ describeEachBackend('interaction logs', (backend) => {
     const [user] = users.rows;
     assert.equal(user?.user_id, USER);
     assert.equal(user?.username, 'notch_renamed', 'the username last seen');
-    assert.ok(Number(user?.first_seen_at) <= Number(user?.last_seen_at));
+    assert.deepEqual(
+      [Number(user?.first_seen_at), Number(user?.last_seen_at)],
+      received,
+      'first and last seen',
+    );
     const servers = await sql<{ server_id: string; server_name: string }>`
       select server_id, server_name from interaction_servers`.execute(app.db);
     assert.deepEqual(servers.rows, [{ server_id: SERVER, server_name: 'Guild' }]);

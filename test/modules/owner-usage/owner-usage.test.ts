@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { it, type TestContext } from 'node:test';
 import { sql } from 'kysely';
+import { loadConfig } from '../../../src/config.js';
 import { createOwnerUsageService } from '../../../src/modules/owner-usage/owner-usage.service.js';
+import { createDatabase } from '../../../src/platform/db/database.js';
 import { executorOf } from '../../../src/platform/db/transactions.js';
 import { createUsageMeter } from '../../../src/platform/limits/usage-meter.js';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
@@ -133,5 +135,25 @@ describeEachBackend("owners' usage of the day", (backend) => {
     assert.equal(mine.upstream_lookups, 1);
     assert.equal(mine.refused, refused);
     assert.equal(mine.requests, 2 + 30, 'every request answered before this one, refused ones included');
+  });
+
+  it('stores what was counted but not yet flushed when the service closes', async (t) => {
+    const { app, config, databaseUrl } = await buildTestApp(t, { backend });
+    const token = await issueToken(app, config, { owner: OWNER });
+    for (let n = 0; n < 3; n++)
+      assert.equal(
+        (await app.inject({ method: 'GET', url: '/auth/me', headers: bearer(token) })).statusCode,
+        200,
+      );
+    // Well within the flush period: only the close can have stored them.
+    await app.close();
+    const db = createDatabase(loadConfig({ DATABASE_URL: databaseUrl }).database);
+    t.after(() => db.destroy());
+    const { rows } = await sql<{ requests: number }>`
+      select requests from owner_usage where owner = ${OWNER.toString()}`.execute(db);
+    assert.deepEqual(
+      rows.map((row) => Number(row.requests)),
+      [3],
+    );
   });
 });

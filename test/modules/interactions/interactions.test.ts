@@ -293,6 +293,12 @@ describeEachBackend('interaction logs', (backend) => {
     assert.equal((await walk(`&server_id=${SERVER}`)).length, 8);
     assert.equal((await walk(`&since=${new Date(Date.now() + 60_000).toISOString()}`)).length, 0);
     assert.equal((await walk(`&since=${new Date(Date.now() - 60_000).toISOString()}`)).length, 13);
+    // At or after: the oldest log's own time takes it in, a millisecond later leaves it out.
+    const oldest = Math.min(...times);
+    const atOrAfter = (at: number) => times.filter((time) => time >= at).length;
+    assert.equal((await walk(`&since=${new Date(oldest).toISOString()}`)).length, atOrAfter(oldest));
+    assert.equal((await walk(`&since=${new Date(oldest + 1).toISOString()}`)).length, atOrAfter(oldest + 1));
+    assert.equal(atOrAfter(oldest), 13);
     for (const query of ['limit=0', 'user_id=abc', 'since=yesterday', 'cursor=nope', 'token=1']) {
       assert.equal((await list(query)).statusCode, 400, query);
     }

@@ -145,6 +145,32 @@ for (const dialect of allDialects) {
       assert.deepEqual(await stored(), range(6, 5));
     });
 
+    it('rolls back a batch whose write does not answer for every item, and fails every caller of it', async (t) => {
+      const { db, stored } = await setup(t, dialect);
+      const short = createGroupCommitter<number, string>(
+        executorOf(db),
+        async (transaction: Executor, ids) => {
+          for (const id of ids)
+            await sql`insert into items (id, value) values (${id}, ${`item ${id}`})`.execute(
+              databaseOf(transaction),
+            );
+          return ids.slice(1).map((id) => `stored ${id}`);
+        },
+        { maxBatch: 256, lingerMs: 0, maxQueue: 100 },
+      );
+      t.after(() => short.close());
+      const outcomes = await Promise.allSettled(range(1, 3).map((id) => short.submit(id)));
+      assert.ok(
+        outcomes.every((outcome) => outcome.status === 'rejected'),
+        JSON.stringify(outcomes),
+      );
+      assert.match(
+        String((outcomes[0] as PromiseRejectedResult).reason),
+        /returned \d+ results for \d+ items/,
+      );
+      assert.deepEqual(await stored(), [], 'nothing committed');
+    });
+
     it('refuses with 503 and Retry-After when the queue is full, instead of growing it', async (t) => {
       const { committer, holdBatches, refusals } = await setup(t, dialect, { maxQueue: 5 });
       const held = gate();

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, it, type TestContext } from 'node:test';
+import { sql } from 'kysely';
 import { describeEachBackend } from '../../helpers/backends.js';
+import { buildTestApp } from '../../helpers/build-test-app.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { buildPlayerTestApp } from '../../helpers/player-app.js';
 import { fixtureJson } from '../../helpers/player-fixtures.js';
 import { eventually } from '../../helpers/poll.js';
+import { bearer, issueToken } from '../../helpers/tokens.js';
 
 /*
  * The upstream failing, then coming back: the service serves its stale copy meanwhile without hammering the
@@ -13,7 +16,7 @@ import { eventually } from '../../helpers/poll.js';
  * answering garbage; upstream-accounting.test.ts the breaker's trial call for a cold player.)
  */
 
-const { minikloon } = FIXTURE_PLAYERS;
+const { minikloon, builder } = FIXTURE_PLAYERS;
 const PLAYER_URL = `/player/${minikloon.uuid}`;
 /** The fake's key window, started again just before it throttles: its 429 says to wait this long. */
 const WINDOW_SECONDS = 3;
@@ -102,6 +105,44 @@ describeEachBackend(
       );
       assert.equal(fake.callsTo('/v2/player').length, 2, 'one call once the key reset');
       assert.equal((await get(PLAYER_URL)).headers['x-cache'], 'MISS', 'and the budget spends again');
+    });
+
+    it('after a restart, a stored copy stands in by its own age, and a name seen before still resolves', async (t) => {
+      const first = await setup(t, {});
+      assert.equal(
+        (await first.get(`/player/${minikloon.name}`)).statusCode,
+        200,
+        'by name: the name recorded',
+      );
+      assert.equal((await first.get(`/player/${builder.uuid}`)).statusCode, 200);
+      const now = Date.now();
+      await sql`update player_snapshots set fetched_at = ${now - 30_000} where uuid = ${minikloon.uuid}`.execute(
+        first.app.db,
+      );
+      await sql`update player_snapshots set fetched_at = ${now - 7_200_000} where uuid = ${builder.uuid}`.execute(
+        first.app.db,
+      );
+      // A new instance on the same database (nothing in its memory), with Hypixel and Mojang down.
+      const second = await buildTestApp(t, {
+        backend,
+        databaseUrl: first.databaseUrl,
+        migrate: false,
+        upstream: fake,
+        env: { ...NEVER_FRESH, CACHE_STALE_IF_ERROR_SECONDS: '3600' },
+      });
+      const token = await issueToken(second.app, second.config);
+      const get = (url: string) => second.app.inject({ method: 'GET', url, headers: bearer(token) });
+      fake.misbehave({ failWith: 500 });
+      const stale = await get(`/player/${minikloon.name}`);
+      assert.equal(stale.statusCode, 200, stale.body);
+      assert.equal(stale.headers['x-cache'], 'STALE');
+      assert.ok(
+        Number(stale.headers.age) >= 30 && Number(stale.headers.age) < 3600,
+        `age ${stale.headers.age}`,
+      );
+      // Fetched two hours ago: beyond what stale-if-error allows, so no copy stands in.
+      const tooOld = await get(`/player/${builder.uuid}`);
+      assert.equal(tooOld.statusCode, 502, tooOld.body);
     });
   },
   { caches: true },

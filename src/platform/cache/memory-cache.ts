@@ -6,7 +6,7 @@ import { type Cache, type CacheEntry, ownBytes } from './cache.js';
  * ArrayBuffer objects, the key's string, lru-cache's slots. Measured (test/platform/cache/memory-bound.test.ts):
  * 8 MiB of 100-byte values counted with 128 here held 20 MiB of heap and buffers; an entry takes about 600.
  */
-const ENTRY_OVERHEAD_BYTES = 640;
+export const ENTRY_OVERHEAD_BYTES = 640;
 
 /** The in-process cache: least recently used entries go first once the values pass `maxBytes`. */
 export function createMemoryCache(maxBytes: number): Cache {

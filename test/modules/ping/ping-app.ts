@@ -2,9 +2,18 @@ import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
+import { loadConfig } from '../../../src/config.js';
+import { migrations } from '../../../src/migrations.js';
+import { createPingService } from '../../../src/modules/ping/ping.service.js';
+import { createDatabase } from '../../../src/platform/db/database.js';
+import { migrateToLatest } from '../../../src/platform/db/migrator.js';
+import { executorOf } from '../../../src/platform/db/transactions.js';
 import type { Backend } from '../../helpers/backends.js';
+import { deferClose } from '../../helpers/build-test-app.js';
+import { createFakeClock } from '../../helpers/fake-clock.js';
 import type { FakeUpstream } from '../../helpers/fake-upstream.js';
 import { buildPlayerTestApp } from '../../helpers/player-app.js';
+import { createTestDatabase } from '../../helpers/test-database.js';
 import { bearer } from '../../helpers/tokens.js';
 
 /** The ping suites' shared parts: the service with a token for both ping grants, and expected days. */
@@ -56,6 +65,35 @@ export async function setupPing(
         .rows[0]?.count,
     );
   return { ...test, post, postRaw, days, count };
+}
+
+/**
+ * The ping service alone on a fresh, migrated database of the backend, on a fake clock from `start`, with
+ * the default settings; players resolve with `uuidOf` (a UUID as itself unless told).
+ */
+export async function pingServiceOnClock(
+  t: TestContext,
+  backend: Backend,
+  {
+    start,
+    uuidOf = async (player: string) => player,
+  }: { start: number; uuidOf?: (player: string) => Promise<string> },
+) {
+  const database = await createTestDatabase(backend.dialect);
+  deferClose(t, () => database.drop());
+  const config = loadConfig({ DATABASE_URL: database.url });
+  const db = createDatabase(config.database);
+  deferClose(t, () => db.destroy());
+  await migrateToLatest(db, migrations);
+  const clock = createFakeClock(start);
+  const service = createPingService({
+    db: executorOf(db),
+    players: { uuidOf },
+    settings: config.ping,
+    now: clock.now,
+  });
+  deferClose(t, () => service.close());
+  return { service, clock, settings: config.ping };
 }
 
 /** POST /ping/{player} to `app` with `token`: the samples' `at` as RFC 3339 when given in epoch ms. */

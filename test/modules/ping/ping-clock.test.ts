@@ -1,17 +1,10 @@
 import assert from 'node:assert/strict';
 import { it, type TestContext } from 'node:test';
-import { loadConfig } from '../../../src/config.js';
-import { migrations } from '../../../src/migrations.js';
-import { createPingService, type SampleInput } from '../../../src/modules/ping/ping.service.js';
-import { createDatabase } from '../../../src/platform/db/database.js';
-import { migrateToLatest } from '../../../src/platform/db/migrator.js';
-import { executorOf } from '../../../src/platform/db/transactions.js';
+import type { SampleInput } from '../../../src/modules/ping/ping.service.js';
 import { AppError, MAX_PROBLEMS } from '../../../src/platform/errors.js';
 import { inBody } from '../../../src/platform/http/input-errors.js';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
-import { deferClose } from '../../helpers/build-test-app.js';
-import { createFakeClock } from '../../helpers/fake-clock.js';
-import { createTestDatabase } from '../../helpers/test-database.js';
+import { pingServiceOnClock } from './ping-app.js';
 
 const PLAYER = '20934ef9488c465180a78f861586b4cf';
 const OWNER = 123456789012345678n;
@@ -24,20 +17,7 @@ const NOON = Date.UTC(2026, 10, 22, 12);
  * settings; players are given as UUIDs, so resolving one needs no upstream.
  */
 async function pingOnClock(t: TestContext, backend: Backend) {
-  const database = await createTestDatabase(backend.dialect);
-  deferClose(t, () => database.drop());
-  const config = loadConfig({ DATABASE_URL: database.url });
-  const db = createDatabase(config.database);
-  deferClose(t, () => db.destroy());
-  await migrateToLatest(db, migrations);
-  const clock = createFakeClock(NOON);
-  const service = createPingService({
-    db: executorOf(db),
-    players: { uuidOf: async (player) => player },
-    settings: config.ping,
-    now: clock.now,
-  });
-  deferClose(t, () => service.close());
+  const { service, clock, settings } = await pingServiceOnClock(t, backend, { start: NOON });
   const last = async () => {
     const [day] = (await service.history(PLAYER, {}, OWNER)).days;
     return { at: day?.lastAt, lobby: day?.lastLobby };
@@ -58,7 +38,7 @@ async function pingOnClock(t: TestContext, backend: Backend) {
     assert.equal(error.status, 400);
     return error.problems.map((problem) => problem.developerReason);
   };
-  return { service, clock, settings: config.ping, last, refused };
+  return { service, clock, settings, last, refused };
 }
 
 const AHEAD = 'must be at most 60 seconds after the request was received';

@@ -5,7 +5,6 @@ import { sql } from 'kysely';
 import { loadConfig } from '../../../src/config.js';
 import { migrations } from '../../../src/migrations.js';
 import { createPingRepository } from '../../../src/modules/ping/ping.repository.js';
-import { createPingService } from '../../../src/modules/ping/ping.service.js';
 import { RESEND_MARGIN_MS } from '../../../src/modules/ping/ping-writes.service.js';
 import { createDatabase, type Database } from '../../../src/platform/db/database.js';
 import { migrateToLatest } from '../../../src/platform/db/migrator.js';
@@ -14,13 +13,12 @@ import { MAX_PROBLEMS } from '../../../src/platform/errors.js';
 import { describeEachBackend, describeOrSkip } from '../../helpers/backends.js';
 import { buildTestApp, deferClose } from '../../helpers/build-test-app.js';
 import { skipOn } from '../../helpers/environment.js';
-import { createFakeClock } from '../../helpers/fake-clock.js';
 import { type FakeUpstream, FIXTURE_PLAYERS, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { eventually } from '../../helpers/poll.js';
 import { problems } from '../../helpers/replies.js';
 import { createTestDatabase } from '../../helpers/test-database.js';
 import { issueToken } from '../../helpers/tokens.js';
-import { expectedDays, type SentSample, sendSamples, setupPing } from './ping-app.js';
+import { expectedDays, pingServiceOnClock, type SentSample, sendSamples, setupPing } from './ping-app.js';
 
 const PLAYER = FIXTURE_PLAYERS.minikloon.uuid;
 const MINUTE = 60_000;
@@ -276,28 +274,16 @@ describeEachBackend('ping samples are stored once', (backend) => {
 
 describeEachBackend('ping samples are stored once, whatever the retention deleted meanwhile', (backend) => {
   it('keeps a raw sample a day past the window it is accepted in, so that a resend waiting for its commit finds it', async (t) => {
-    const database = await createTestDatabase(backend.dialect);
-    deferClose(t, () => database.drop());
-    const config = loadConfig({ DATABASE_URL: database.url });
-    const db = createDatabase(config.database);
-    deferClose(t, () => db.destroy());
-    await migrateToLatest(db, migrations);
-    const clock = createFakeClock(Date.UTC(2026, 10, 22, 12));
     const resolving: (() => void)[] = [];
-    const service = createPingService({
-      db: executorOf(db),
+    const { service, clock, settings } = await pingServiceOnClock(t, backend, {
+      start: Date.UTC(2026, 10, 22, 12),
       // A username resolves when the test says so (a slow Mojang); a UUID at once.
-      players: {
-        uuidOf: async (player) => {
-          if (player !== PLAYER) await new Promise<void>((resolve) => resolving.push(resolve));
-          return PLAYER;
-        },
+      uuidOf: async (player) => {
+        if (player !== PLAYER) await new Promise<void>((resolve) => resolving.push(resolve));
+        return PLAYER;
       },
-      settings: config.ping,
-      now: clock.now,
     });
-    deferClose(t, () => service.close());
-    const window = config.ping.retentionDays * DAY;
+    const window = settings.retentionDays * DAY;
     // Just inside the window it is accepted in.
     const edge = { ping: 50, lobby: 'edge', at: clock.now() - window + 100 };
     assert.deepEqual(await service.ingest(PLAYER, [edge], OWNER), { uuid: PLAYER, stored: 1, duplicates: 0 });

@@ -86,13 +86,12 @@ export function sendError(
   const appError = toAppError(error);
   // An outage of the database is expected weather, logged once per connection lost by the pool: each
   // request it fails is a warning with the driver's words, not an error with a stack.
-  if (isDatabaseUnwritable(error)) {
-    // Not weather: a full disk or a read-only database waits for its operator.
+  if (isDatabaseUnavailable(error)) {
     const { message, code } = error as Error & { code?: string };
-    request.log.error({ reason: message, code }, 'database cannot write; answered 503');
-  } else if (isDatabaseUnavailable(error)) {
-    const { message, code } = error as Error & { code?: string };
-    request.log.warn({ reason: message, code }, 'database unavailable; answered 503');
+    // But a database that cannot write (a full disk, a read-only one): not weather, it waits for its operator.
+    if (isDatabaseUnwritable(error))
+      request.log.error({ reason: message, code }, 'database cannot write; answered 503');
+    else request.log.warn({ reason: message, code }, 'database unavailable; answered 503');
   } else if (appError.status >= 500 && !(error instanceof AppError)) {
     // An AppError is an answer the code chose (a dependency down, shutting down), logged where it was
     // decided; anything else answered 5xx is a bug.

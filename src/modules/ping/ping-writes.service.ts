@@ -10,6 +10,7 @@ import { createPingRepository, type DayAggregate, type OwnedSample, type Sample 
 
 /** The most characters a lobby has, as sent and as kept (composed, NFC). */
 export const LOBBY_MAX_LENGTH = 64;
+const LOBBY_COMPOSED_RULE = `must be at most ${LOBBY_MAX_LENGTH} characters once composed (Unicode NFC)`;
 
 /** A sample as a client sends it: `at` (epoch ms) defaults to when it arrives. */
 export interface SampleInput {
@@ -69,17 +70,17 @@ export function timedSamples(
     // so a sample sent again in the other form is the same sample. Composing may lengthen it (U+FB2C
     // is three characters composed): the bound holds for what is kept.
     const lobby = input.lobby.normalize('NFC');
-    const lobbyFits = lobby === input.lobby || [...lobby].length <= LOBBY_MAX_LENGTH;
-    if (rule === undefined && lobbyFits) {
+    const problem: FieldProblem | undefined =
+      rule !== undefined
+        ? { field: ['samples', index, 'at'], rule }
+        : lobby !== input.lobby && [...lobby].length > LOBBY_MAX_LENGTH
+          ? { field: ['samples', index, 'lobby'], rule: LOBBY_COMPOSED_RULE }
+          : undefined;
+    if (problem === undefined) {
       samples.push({ at, ping: input.ping, lobby });
       continue;
     }
-    if (rule !== undefined) problems.push({ field: ['samples', index, 'at'], rule });
-    else
-      problems.push({
-        field: ['samples', index, 'lobby'],
-        rule: `must be at most ${LOBBY_MAX_LENGTH} characters once composed (Unicode NFC)`,
-      });
+    problems.push(problem);
     if (problems.length === MAX_PROBLEMS) break;
   }
   if (problems.length > 0) throw new InputError(problems);

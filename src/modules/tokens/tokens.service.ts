@@ -6,6 +6,7 @@ import { createKeptRecords } from '../../platform/cache/kept-records.js';
 import { isDatabaseUnreachable } from '../../platform/db/availability.js';
 import { afterCommit, type Executor, inTransaction } from '../../platform/db/transactions.js';
 import { AppError, type ErrorKind, ErrorKinds } from '../../platform/errors.js';
+import { claimsMatch, lifetimeWithin } from './token-rules.service.js';
 import { createTokensRepository, type NewToken, type TokenRecord } from './tokens.repository.js';
 
 export interface IssuedToken {
@@ -217,15 +218,6 @@ export function createTokensService({
     );
   }
 
-  /**
-   * A lifetime of `ttlSeconds` cut to the chain's end, if it has one (a token's times are whole seconds:
-   * it expires at or before the end); 0 when less than a second of the chain is left.
-   */
-  const lifetimeWithin = (ttlSeconds: number, chainEndsAt: number | null, at: number): number =>
-    chainEndsAt === null
-      ? ttlSeconds
-      : Math.max(0, Math.min(ttlSeconds, Math.floor(chainEndsAt / 1000) - Math.floor(at / 1000)));
-
   return {
     async issue(owner, grants, { ttlSeconds = settings.tokenTtlSeconds, within, keyId, endsAt } = {}) {
       const at = now();
@@ -323,17 +315,4 @@ export function createTokensService({
       return principal;
     },
   };
-}
-
-/**
- * Whether a token's claims are those its record was issued with: owner, grants (the scope is written in the
- * order the record keeps them), issue and expiry times.
- */
-function claimsMatch(claims: TokenClaims, record: TokenRecord): boolean {
-  return (
-    claims.owner === record.owner &&
-    claims.issuedAt * 1000 === record.issuedAt &&
-    claims.expiresAt * 1000 === record.expiresAt &&
-    claims.grants.join(' ') === record.grants.join(' ')
-  );
 }

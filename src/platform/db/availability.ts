@@ -84,9 +84,9 @@ export function isDatabaseUnwritable(error: unknown): boolean {
 export function isDatabaseUnreachable(error: unknown): boolean {
   if (error instanceof AggregateError) return error.errors.some(isDatabaseUnreachable);
   if (!(error instanceof Error) || !isDatabaseUnavailable(error)) return false;
+  if (isDatabaseUnwritable(error)) return false;
   const { code } = error as { code?: unknown };
-  if (typeof code === 'string' && (BUSY_CODES.has(code) || CANNOT_WRITE_CODE.test(code))) return false;
-  return !BUSY_MESSAGE.test(error.message);
+  return !(typeof code === 'string' && BUSY_CODES.has(code)) && !BUSY_MESSAGE.test(error.message);
 }
 
 /** How long the start waits between two tries of the database. */

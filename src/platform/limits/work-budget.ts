@@ -249,38 +249,25 @@ export async function chargeWork(request: FastifyRequest, units: number): Promis
 }
 
 /**
- * A body once read: the units taken ahead for it that its size did not use (a chunked body, taken ahead at
- * the route's most) are given back. Not waited for (a failed charge is logged).
+ * Settles the units taken ahead for the request's body (once): `used` of them stay charged, the rest are
+ * given back. A failed give-back is logged, not thrown.
  */
-export function settleBody(request: FastifyRequest, bytes: number, log: Pick<Logger, 'warn'>): void {
+function settleReserved(request: FastifyRequest, used: number, log: Pick<Logger, 'warn'>): Promise<void> {
   const work = request.work;
-  if (work?.bodyReserved === undefined) return;
-  const unused = work.bodyReserved - Math.ceil(bytes / BODY_BYTES_PER_UNIT);
+  if (work?.bodyReserved === undefined) return Promise.resolve();
+  const unused = work.bodyReserved - used;
   work.bodyReserved = undefined;
-  chargeWork(request, -unused).catch((error: unknown) =>
+  return chargeWork(request, -unused).catch((error: unknown) =>
     log.warn({ err: error }, 'could not settle a request body with its owner'),
   );
 }
 
 /**
- * An answer going out before the request's body was read (a GET, whose body is never read; a refused
- * media type; a guard's refusal): the units taken ahead for the body are given back, so that a body is
- * paid only when read. A 413 is the exception: a chunked body was read up to the route's most before it
- * was refused (a declared one over the most was taken nothing for).
+ * A body once read is paid by its size: what was taken ahead beyond it (a chunked body, taken at the
+ * route's most) is given back. Not waited for.
  */
-async function settleUnreadBody(
-  request: FastifyRequest,
-  status: number,
-  log: Pick<Logger, 'warn'>,
-): Promise<void> {
-  const work = request.work;
-  if (work?.bodyReserved === undefined) return;
-  const unread = work.bodyReserved;
-  work.bodyReserved = undefined;
-  if (status === 413) return;
-  await chargeWork(request, -unread).catch((error: unknown) =>
-    log.warn({ err: error }, 'could not give back an unread request body to its owner'),
-  );
+export function settleBody(request: FastifyRequest, bytes: number, log: Pick<Logger, 'warn'>): void {
+  void settleReserved(request, Math.ceil(bytes / BODY_BYTES_PER_UNIT), log);
 }
 
 /** Every answer to a request charged to an owner says where the owner's budget stands (RateLimit headers). */
@@ -288,8 +275,11 @@ export const workBudgetHeaders = fp(async (app: FastifyInstance) => {
   app.addHook('onSend', async (request, reply) => {
     const work = request.work;
     if (!work) return;
-    // Rare (a body taken ahead and never read): most answers go out without an extra turn.
-    if (work.bodyReserved !== undefined) await settleUnreadBody(request, reply.statusCode, request.log);
+    // A body taken ahead and never read (a GET's, a refused media type's, a guard's refusal) is given back:
+    // a body is paid only when read. But a 413: a chunked body was read up to the route's most (a declared
+    // one over it was taken nothing for). Rare: most answers go out without an extra turn.
+    if (work.bodyReserved !== undefined)
+      await settleReserved(request, reply.statusCode === 413 ? work.bodyReserved : 0, request.log);
     addRateLimitHeaders(reply, 'work', work.standing);
   });
 });

@@ -2,18 +2,14 @@ import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import { loadConfig } from '../../../src/config.js';
-import { migrations } from '../../../src/migrations.js';
 import { createPingService } from '../../../src/modules/ping/ping.service.js';
-import { createDatabase } from '../../../src/platform/db/database.js';
-import { migrateToLatest } from '../../../src/platform/db/migrator.js';
 import { executorOf } from '../../../src/platform/db/transactions.js';
 import type { Backend } from '../../helpers/backends.js';
 import { deferClose } from '../../helpers/build-test-app.js';
 import { createFakeClock } from '../../helpers/fake-clock.js';
 import type { FakeUpstream } from '../../helpers/fake-upstream.js';
+import { openTestDatabase } from '../../helpers/open-database.js';
 import { buildPlayerTestApp } from '../../helpers/player-app.js';
-import { createTestDatabase } from '../../helpers/test-database.js';
 import { bearer } from '../../helpers/tokens.js';
 
 /** The ping suites' shared parts: the service with a token for both ping grants, and expected days. */
@@ -79,12 +75,7 @@ export async function pingServiceOnClock(
     uuidOf = async (player: string) => player,
   }: { start: number; uuidOf?: (player: string) => Promise<string> },
 ) {
-  const database = await createTestDatabase(backend.dialect);
-  deferClose(t, () => database.drop());
-  const config = loadConfig({ DATABASE_URL: database.url });
-  const db = createDatabase(config.database);
-  deferClose(t, () => db.destroy());
-  await migrateToLatest(db, migrations);
+  const { db, config } = await openTestDatabase(t, backend.dialect);
   const clock = createFakeClock(start);
   const service = createPingService({
     db: executorOf(db),

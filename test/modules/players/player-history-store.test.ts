@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
 import { it, type TestContext } from 'node:test';
 import { sql } from 'kysely';
-import { loadConfig } from '../../../src/config.js';
-import { migrations } from '../../../src/migrations.js';
 import { createPlayerHistoryService } from '../../../src/modules/players/player-history.service.js';
-import { createDatabase } from '../../../src/platform/db/database.js';
-import { migrateToLatest } from '../../../src/platform/db/migrator.js';
 import { executorOf } from '../../../src/platform/db/transactions.js';
 import { type Backend, describeEachBackend } from '../../helpers/backends.js';
-import { deferClose } from '../../helpers/build-test-app.js';
 import { createFakeClock } from '../../helpers/fake-clock.js';
+import { openTestDatabase } from '../../helpers/open-database.js';
 import { fixtureJson } from '../../helpers/player-fixtures.js';
-import { createTestDatabase } from '../../helpers/test-database.js';
 
 const UUID = '20934ef9488c465180a78f861586b4cf';
 const DAY_MS = 86_400_000;
@@ -19,12 +14,7 @@ const NOV_20 = Date.UTC(2026, 10, 20, 12);
 
 /** The history service on a fresh, migrated database of the backend, on a fake clock. */
 async function historyOnClock(t: TestContext, backend: Backend, retentionDays = 30) {
-  const database = await createTestDatabase(backend.dialect);
-  deferClose(t, () => database.drop());
-  const config = loadConfig({ DATABASE_URL: database.url });
-  const db = createDatabase(config.database);
-  deferClose(t, () => db.destroy());
-  await migrateToLatest(db, migrations);
+  const { db } = await openTestDatabase(t, backend.dialect);
   const clock = createFakeClock(NOV_20);
   const service = createPlayerHistoryService({
     db: executorOf(db),

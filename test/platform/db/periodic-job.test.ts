@@ -13,6 +13,7 @@ import { describeOrSkip } from '../../helpers/backends.js';
 import { LogCapture } from '../../helpers/build-test-app.js';
 import { allDialects, type Dialect, skipOn } from '../../helpers/environment.js';
 import { createFakeClock } from '../../helpers/fake-clock.js';
+import { openTestDatabase } from '../../helpers/open-database.js';
 import { eventually } from '../../helpers/poll.js';
 import { createTestDatabase } from '../../helpers/test-database.js';
 
@@ -192,13 +193,7 @@ for (const dialect of allDialects) {
     });
 
     it('renews a lease only for its holder: one whose time ran out cannot extend who took it next', async (t) => {
-      const database = await createTestDatabase(dialect);
-      const db = createDatabase(loadConfig({ DATABASE_URL: database.url }).database);
-      t.after(async () => {
-        await db.destroy();
-        await database.drop();
-      });
-      await migrateToLatest(db, migrations);
+      const { db } = await openTestDatabase(t, dialect);
       const executor = executorOf(db);
       const name = 'test-lease';
       assert.ok(await takeLease(executor, { name, holder: 'a', now: 0, expiresAt: 100 }));
